@@ -1,0 +1,115 @@
+"""Reconcilers: the code that drives what is toward what should be.
+
+A Reconciler is handed a `Request` (the namespace and name of one object) and makes the
+cluster match that object's desired state, reading the current state fresh each time. It
+is level-triggered: it is not told what changed, only which object to look at, so it
+must be idempotent. Controllers call it from their workers; one key is never reconciled
+by two workers at once.
+
+What the controller does with the outcome (see `pyctrl.controller`):
+
+- the reconcile raises: the request is retried with per-key exponential backoff;
+- it raises `TerminalError`: logged and counted, never retried;
+- it returns ``Result(requeue_after=d)``: backoff is reset and the request comes back
+  after ``d`` seconds;
+- it returns ``Result(requeue=True)``: requeued through the rate limiter;
+- otherwise (``Result()`` or ``None``): backoff is reset and nothing is requeued.
+
+Any object with an ``async def reconcile(self, request) -> Result | None`` method is a
+`Reconciler`; `Func` turns a plain coroutine function into one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from pyctrl.errors import TerminalError
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+__all__ = ["Func", "Reconciler", "Request", "Result", "TerminalError"]
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class Request:
+    """The key of one object to reconcile: its namespace ("" when cluster-scoped) and name.
+
+    Requests are hashable and ordered, so they serve as workqueue keys, and print as
+    ``namespace/name`` (or just ``name``), as Kubernetes tools do.
+    """
+
+    namespace: str
+    name: str
+
+    @classmethod
+    def parse(cls, key: str) -> Request:
+        """Build a Request from ``namespace/name`` or ``name``."""
+        namespace, sep, name = key.rpartition("/")
+        if not name or (sep and not namespace):
+            raise ValueError(f"invalid request key {key!r}: expected 'namespace/name' or 'name'")
+        return cls(namespace=namespace, name=name)
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What a reconcile asks of its controller after it returns.
+
+    Attributes:
+        requeue: Reconcile this request again, through the per-key rate limiter.
+        requeue_after: Reconcile again after this many seconds (a ``timedelta`` is accepted);
+            takes precedence over ``requeue``.
+    """
+
+    requeue: bool = False
+    requeue_after: float = 0.0
+
+    def __init__(self, requeue: bool = False, requeue_after: float | timedelta = 0.0) -> None:
+        seconds = (
+            requeue_after.total_seconds()
+            if isinstance(requeue_after, timedelta)
+            else float(requeue_after)
+        )
+        if seconds < 0:
+            raise ValueError(f"requeue_after must not be negative, got {seconds}")
+        object.__setattr__(self, "requeue", requeue)
+        object.__setattr__(self, "requeue_after", seconds)
+
+    @property
+    def is_zero(self) -> bool:
+        """True when the result asks for nothing more."""
+        return not self.requeue and self.requeue_after == 0
+
+
+@runtime_checkable
+class Reconciler(Protocol):
+    """The extension point a controller drives: one call per `Request` to reconcile.
+
+    ``reconcile`` may return ``None`` for ``Result()``. See the module documentation for
+    what each outcome does.
+    """
+
+    async def reconcile(self, request: Request) -> Result | None:
+        """Make the cluster match the desired state of the object named by ``request``."""
+        ...
+
+
+class Func:
+    """Adapts a coroutine function ``async def f(request) -> Result | None`` to `Reconciler`."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn: Callable[[Request], Awaitable[Result | None]]) -> None:
+        self._fn = fn
+
+    async def reconcile(self, request: Request) -> Result | None:
+        """Call the wrapped function."""
+        return await self._fn(request)
+
+    def __repr__(self) -> str:
+        return f"Func({getattr(self._fn, '__qualname__', self._fn)!r})"
