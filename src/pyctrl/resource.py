@@ -22,7 +22,8 @@ versions are the versions of one CRD, exactly one of them marked ``storage=True`
 
 `Unstructured` holds any object as its JSON dict, for kinds that have no Python type;
 `PartialObjectMetadata` is an object reduced to its type and metadata, as
-metadata-only informers deliver it.
+metadata-only informers deliver it. `accessor` reads and writes the metadata of any of
+these forms, and of kubernetes-asyncio models, through one interface.
 """
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CustomResource",
+    "ObjectAccessor",
+    "OwnerRef",
     "PartialObjectMetadata",
     "PrinterColumn",
     "ResourceInfo",
     "ScaleSubresource",
     "Unstructured",
+    "accessor",
     "pluralize",
 ]
 
@@ -436,3 +440,204 @@ class Unstructured:
             node = node[key]
         if isinstance(node, dict):
             node.pop(path[-1], None)
+
+
+class ObjectAccessor:
+    """Uniform read and write access to the metadata of any object form.
+
+    Handlers, predicates and controllerutil work on whatever the user's types are: a
+    `CustomResource`, a kubernetes-asyncio model, `Unstructured`, `PartialObjectMetadata`
+    or a plain dict. ``accessor(obj)`` hides the difference, like ``metav1.Object``::
+
+        meta = accessor(obj)
+        if meta.deletion_timestamp is None and "x/finalizer" not in meta.finalizers:
+            meta.finalizers = [*meta.finalizers, "x/finalizer"]
+
+    Getters return copies of lists and maps; setters write through to the object.
+    """
+
+    __slots__ = ("_kind", "_meta", "_obj")
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+        if isinstance(obj, Unstructured):
+            self._kind, self._meta = "dict", obj.metadata
+        elif isinstance(obj, dict):
+            self._kind, self._meta = "dict", obj.setdefault("metadata", {})
+        elif isinstance(getattr(obj, "metadata", None), ObjectMeta):
+            self._kind, self._meta = "pydantic", obj.metadata
+        elif hasattr(type(obj), "openapi_types") and hasattr(obj, "metadata"):
+            if obj.metadata is None:
+                from kubernetes_asyncio.client import V1ObjectMeta
+
+                obj.metadata = V1ObjectMeta()
+            self._kind, self._meta = "model", obj.metadata
+        else:
+            raise TypeError(f"{type(obj).__qualname__} is not a Kubernetes object with metadata")
+
+    def _get(self, attr: str, key: str) -> Any:
+        if self._kind == "dict":
+            return self._meta.get(key)
+        return getattr(self._meta, attr)
+
+    def _set(self, attr: str, key: str, value: Any) -> None:
+        if self._kind == "dict":
+            if value is None:
+                self._meta.pop(key, None)
+            else:
+                self._meta[key] = value
+        else:
+            setattr(self._meta, attr, value)
+
+    @property
+    def name(self) -> str:
+        """``metadata.name``."""
+        return str(self._get("name", "name") or "")
+
+    @property
+    def namespace(self) -> str:
+        """``metadata.namespace`` ("" when cluster-scoped)."""
+        return str(self._get("namespace", "namespace") or "")
+
+    @property
+    def uid(self) -> str:
+        """``metadata.uid``."""
+        return str(self._get("uid", "uid") or "")
+
+    @property
+    def resource_version(self) -> str:
+        """``metadata.resourceVersion``."""
+        return str(self._get("resource_version", "resourceVersion") or "")
+
+    @property
+    def generation(self) -> int:
+        """``metadata.generation`` (0 if unset)."""
+        return int(self._get("generation", "generation") or 0)
+
+    @property
+    def deletion_timestamp(self) -> Any:
+        """``metadata.deletionTimestamp`` (a datetime or the wire string), or None."""
+        return self._get("deletion_timestamp", "deletionTimestamp")
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """A copy of ``metadata.labels``."""
+        return dict(self._get("labels", "labels") or {})
+
+    @labels.setter
+    def labels(self, value: Mapping[str, str]) -> None:
+        self._set("labels", "labels", dict(value) or None)
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        """A copy of ``metadata.annotations``."""
+        return dict(self._get("annotations", "annotations") or {})
+
+    @annotations.setter
+    def annotations(self, value: Mapping[str, str]) -> None:
+        self._set("annotations", "annotations", dict(value) or None)
+
+    @property
+    def finalizers(self) -> list[str]:
+        """A copy of ``metadata.finalizers``."""
+        return list(self._get("finalizers", "finalizers") or [])
+
+    @finalizers.setter
+    def finalizers(self, value: Sequence[str]) -> None:
+        self._set("finalizers", "finalizers", list(value) or None)
+
+    @property
+    def owner_references(self) -> list[OwnerRef]:
+        """``metadata.ownerReferences`` as `OwnerRef` values."""
+        refs = self._get("owner_references", "ownerReferences") or []
+        return [OwnerRef.of(ref) for ref in refs]
+
+    @owner_references.setter
+    def owner_references(self, value: Sequence[OwnerRef]) -> None:
+        if not value:
+            self._set("owner_references", "ownerReferences", None)
+        elif self._kind == "dict":
+            self._set("owner_references", "ownerReferences", [r.to_dict() for r in value])
+        elif self._kind == "pydantic":
+            from pyctrl.meta import OwnerReference
+
+            self._set(
+                "owner_references",
+                "ownerReferences",
+                [OwnerReference.model_validate(r.to_dict()) for r in value],
+            )
+        else:
+            from kubernetes_asyncio.client import V1OwnerReference
+
+            self._set(
+                "owner_references",
+                "ownerReferences",
+                [
+                    V1OwnerReference(
+                        api_version=r.api_version,
+                        kind=r.kind,
+                        name=r.name,
+                        uid=r.uid,
+                        controller=r.controller,
+                        block_owner_deletion=r.block_owner_deletion,
+                    )
+                    for r in value
+                ],
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRef:
+    """An owner reference as a plain value, whatever form the object stores it in."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+    @classmethod
+    def of(cls, ref: Any) -> OwnerRef:
+        """Read an owner reference from a dict, a pydantic model or a kubernetes-asyncio model."""
+        if isinstance(ref, dict):
+            return cls(
+                api_version=str(ref.get("apiVersion", "")),
+                kind=str(ref.get("kind", "")),
+                name=str(ref.get("name", "")),
+                uid=str(ref.get("uid", "")),
+                controller=ref.get("controller"),
+                block_owner_deletion=ref.get("blockOwnerDeletion"),
+            )
+        return cls(
+            api_version=ref.api_version,
+            kind=ref.kind,
+            name=ref.name,
+            uid=ref.uid,
+            controller=ref.controller,
+            block_owner_deletion=ref.block_owner_deletion,
+        )
+
+    @property
+    def group(self) -> str:
+        """The owner's API group ("" for the core group)."""
+        return self.api_version.rpartition("/")[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form."""
+        out: dict[str, Any] = {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "name": self.name,
+            "uid": self.uid,
+        }
+        if self.controller is not None:
+            out["controller"] = self.controller
+        if self.block_owner_deletion is not None:
+            out["blockOwnerDeletion"] = self.block_owner_deletion
+        return out
+
+
+def accessor(obj: Any) -> ObjectAccessor:
+    """Return an `ObjectAccessor` over ``obj``'s metadata."""
+    return ObjectAccessor(obj)

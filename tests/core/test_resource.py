@@ -165,3 +165,62 @@ def test_unstructured_copies_on_the_way_in_and_out() -> None:
     out = obj.to_dict()
     out["data"]["k"] = "changed"
     assert obj.object["data"]["k"] == "v"
+
+
+def _forms() -> list[object]:
+    from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
+
+    wire = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "a", "namespace": "ns", "uid": "u1", "generation": 2},
+    }
+    return [
+        wire,
+        Unstructured.from_dict(wire),
+        V1ConfigMap(metadata=V1ObjectMeta(name="a", namespace="ns", uid="u1", generation=2)),
+        MySrv(
+            metadata=ObjectMeta(name="a", namespace="ns", uid="u1", generation=2),
+            spec=MySrvSpec(name="x"),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("obj", _forms(), ids=["dict", "unstructured", "model", "custom"])
+def test_accessor_reads_and_writes_every_object_form(obj: object) -> None:
+    """accessor() gives the same view of metadata for dicts, models and custom resources."""
+    from pyctrl.resource import OwnerRef, accessor
+
+    meta = accessor(obj)
+    assert (meta.name, meta.namespace, meta.uid, meta.generation) == ("a", "ns", "u1", 2)
+    assert meta.finalizers == []
+    meta.finalizers = ["x/f"]
+    meta.labels = {"app": "a"}
+    meta.annotations = {"note": "n"}
+    owner = OwnerRef("apps/v1", "Deployment", "d", "u2", controller=True)
+    meta.owner_references = [owner]
+    again = accessor(obj)
+    assert again.finalizers == ["x/f"]
+    assert again.labels == {"app": "a"}
+    assert again.annotations == {"note": "n"}
+    assert again.owner_references == [owner]
+    assert again.owner_references[0].group == "apps"
+    again.finalizers = []
+    assert accessor(obj).finalizers == []
+
+
+def test_accessor_copies_lists_on_read() -> None:
+    """Mutating a list read through the accessor does not change the object."""
+    from pyctrl.resource import accessor
+
+    obj = {"metadata": {"finalizers": ["a"]}}
+    accessor(obj).finalizers.append("b")
+    assert obj["metadata"]["finalizers"] == ["a"]
+
+
+def test_accessor_refuses_non_objects() -> None:
+    """An object without metadata is refused with its type named."""
+    from pyctrl.resource import accessor
+
+    with pytest.raises(TypeError, match="int is not a Kubernetes object"):
+        accessor(3)

@@ -1,0 +1,274 @@
+"""Event handlers: turn events about objects into requests on a controller's queue.
+
+An `EventHandler` receives each event that passed the predicates and adds the
+`pyctrl.reconcile.Request` keys it maps to onto the queue. The ready-made handlers
+mirror controller-runtime's ``pkg/handler``:
+
+- `EnqueueRequestForObject`: the object's own namespace/name (what ``For`` uses);
+- `EnqueueRequestForOwner`: the owner named in the object's ownerReferences, by
+  the owner's group and kind, only the controller owner by default (what ``Owns``
+  uses); on update the owners of both the old and the new object are enqueued, so
+  a change of owner reaches both;
+- `EnqueueRequestsFromMapFunc`: whatever a function returns (sync or async), for
+  "reconcile every MySrv that mounts this ConfigMap";
+- `Funcs`: plain functions per event kind.
+
+Initial-list creates and resync updates (equal resourceVersions) are queued at
+`LOW_PRIORITY`, so that a restart with thousands of existing objects does not starve
+new work, as controller-runtime's priority queue does.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pyctrl.meta import GroupVersionKind
+from pyctrl.reconcile import Request
+from pyctrl.resource import CustomResource, accessor
+from pyctrl.scheme import default_scheme
+
+if TYPE_CHECKING:
+    from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+
+__all__ = [
+    "LOW_PRIORITY",
+    "EnqueueRequestForObject",
+    "EnqueueRequestForOwner",
+    "EnqueueRequestsFromMapFunc",
+    "EventHandler",
+    "Funcs",
+    "MapFunc",
+    "Queue",
+]
+
+LOW_PRIORITY = -100
+"""Priority of initial-list and resync work (controller-runtime's ``LowPriority``)."""
+
+# Kinds of the built-in types that are cluster-scoped, for owner lookups of built-in owners.
+_CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        ("", "Namespace"),
+        ("", "Node"),
+        ("", "PersistentVolume"),
+        ("apiextensions.k8s.io", "CustomResourceDefinition"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+        ("storage.k8s.io", "StorageClass"),
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        ("scheduling.k8s.io", "PriorityClass"),
+    }
+)
+
+
+class Queue(Protocol):
+    """What a handler needs of a queue: adding a request at a priority."""
+
+    def add(self, item: Request, priority: int = 0) -> None:
+        """Queue ``item`` (at most once) at ``priority``; higher runs first."""
+        ...
+
+
+@runtime_checkable
+class EventHandler(Protocol):
+    """Maps events to requests and adds them to the queue."""
+
+    async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
+        """Handle a create event."""
+        ...
+
+    async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
+        """Handle an update event."""
+        ...
+
+    async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
+        """Handle a delete event."""
+        ...
+
+    async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
+        """Handle a generic event."""
+        ...
+
+
+def _request_for(obj: Any) -> Request:
+    meta = accessor(obj)
+    return Request(meta.namespace, meta.name)
+
+
+def _create_priority(event: CreateEvent[Any]) -> int:
+    return LOW_PRIORITY if event.is_in_initial_list else 0
+
+
+def _update_priority(event: UpdateEvent[Any]) -> int:
+    old, new = accessor(event.object_old), accessor(event.object_new)
+    return LOW_PRIORITY if old.resource_version == new.resource_version else 0
+
+
+class EnqueueRequestForObject:
+    """Enqueues the namespace/name of the object the event is about."""
+
+    __slots__ = ()
+
+    async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
+        """Enqueue the created object."""
+        queue.add(_request_for(event.object), _create_priority(event))
+
+    async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
+        """Enqueue the updated object."""
+        queue.add(_request_for(event.object_new), _update_priority(event))
+
+    async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
+        """Enqueue the deleted object."""
+        queue.add(_request_for(event.object))
+
+    async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
+        """Enqueue the object."""
+        queue.add(_request_for(event.object))
+
+
+class EnqueueRequestForOwner:
+    """Enqueues the owners of the object, matched by the owner type's group and kind.
+
+    Args:
+        owner_type: The owner's type (a CustomResource class or a kubernetes-asyncio
+            model class) or its GroupVersionKind.
+        only_controller: Enqueue only the owner marked ``controller: true`` (default),
+            as ``Owns`` does; False enqueues every owner of that kind.
+        namespaced: Whether owners live in namespaces. Derived from the type when
+            omitted; the request of a cluster-scoped owner has an empty namespace.
+    """
+
+    __slots__ = ("_group", "_kind", "_namespaced", "_only_controller")
+
+    def __init__(
+        self,
+        owner_type: type[Any] | GroupVersionKind,
+        *,
+        only_controller: bool = True,
+        namespaced: bool | None = None,
+    ) -> None:
+        if isinstance(owner_type, GroupVersionKind):
+            gvk = owner_type
+        else:
+            gvk = default_scheme().gvk_for(owner_type)
+        if namespaced is None:
+            if isinstance(owner_type, type) and issubclass(owner_type, CustomResource):
+                namespaced = owner_type.resource_info().namespaced
+            else:
+                namespaced = (gvk.group, gvk.kind) not in _CLUSTER_SCOPED_KINDS
+        self._group, self._kind = gvk.group, gvk.kind
+        self._only_controller = only_controller
+        self._namespaced = namespaced
+
+    def _owners(self, obj: Any) -> list[Request]:
+        meta = accessor(obj)
+        namespace = meta.namespace if self._namespaced else ""
+        return [
+            Request(namespace, ref.name)
+            for ref in meta.owner_references
+            if ref.kind == self._kind
+            and ref.group == self._group
+            and (ref.controller or not self._only_controller)
+        ]
+
+    async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
+        """Enqueue the owners of the created object."""
+        for request in self._owners(event.object):
+            queue.add(request, _create_priority(event))
+
+    async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
+        """Enqueue the owners of both the old and the new object."""
+        priority = _update_priority(event)
+        for request in dict.fromkeys(
+            self._owners(event.object_old) + self._owners(event.object_new)
+        ):
+            queue.add(request, priority)
+
+    async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
+        """Enqueue the owners of the deleted object."""
+        for request in self._owners(event.object):
+            queue.add(request)
+
+    async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
+        """Enqueue the owners of the object."""
+        for request in self._owners(event.object):
+            queue.add(request)
+
+
+MapFunc = Callable[[Any], Iterable[Request] | Awaitable[Iterable[Request]]]
+"""Maps an object to the requests to enqueue; may be a plain or a coroutine function."""
+
+
+class EnqueueRequestsFromMapFunc:
+    """Enqueues the requests a function maps each event's object to.
+
+    The function gets the object (for updates, it is called with the old and with the
+    new object, and the union is enqueued) and returns requests, synchronously or as
+    a coroutine, so it can read the cache to find dependents.
+    """
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, fn: MapFunc) -> None:
+        self._fn = fn
+
+    async def _map(self, obj: Any) -> list[Request]:
+        result = self._fn(obj)
+        if inspect.isawaitable(result):
+            result = await result
+        return list(result)
+
+    async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
+        """Enqueue what the created object maps to."""
+        for request in await self._map(event.object):
+            queue.add(request, _create_priority(event))
+
+    async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
+        """Enqueue what the old and the new object map to."""
+        priority = _update_priority(event)
+        requests = await self._map(event.object_old) + await self._map(event.object_new)
+        for request in dict.fromkeys(requests):
+            queue.add(request, priority)
+
+    async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
+        """Enqueue what the deleted object maps to."""
+        for request in await self._map(event.object):
+            queue.add(request)
+
+    async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
+        """Enqueue what the object maps to."""
+        for request in await self._map(event.object):
+            queue.add(request)
+
+
+@dataclass(frozen=True, slots=True)
+class Funcs:
+    """An EventHandler from optional coroutine functions; a missing one ignores the event."""
+
+    on_create: Callable[[CreateEvent[Any], Queue], Awaitable[None]] | None = None
+    on_update: Callable[[UpdateEvent[Any], Queue], Awaitable[None]] | None = None
+    on_delete: Callable[[DeleteEvent[Any], Queue], Awaitable[None]] | None = None
+    on_generic: Callable[[GenericEvent[Any], Queue], Awaitable[None]] | None = None
+
+    async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
+        """Call ``on_create`` if given."""
+        if self.on_create is not None:
+            await self.on_create(event, queue)
+
+    async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
+        """Call ``on_update`` if given."""
+        if self.on_update is not None:
+            await self.on_update(event, queue)
+
+    async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
+        """Call ``on_delete`` if given."""
+        if self.on_delete is not None:
+            await self.on_delete(event, queue)
+
+    async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
+        """Call ``on_generic`` if given."""
+        if self.on_generic is not None:
+            await self.on_generic(event, queue)

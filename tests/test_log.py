@@ -1,0 +1,69 @@
+"""pyctrl.log: structured output in two formats."""
+
+from __future__ import annotations
+
+import io
+import logging
+from typing import TYPE_CHECKING
+
+import orjson
+import pytest
+import structlog
+
+from pyctrl import log
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    structlog.reset_defaults()
+    log.reset_context()
+    root.handlers[:] = handlers
+    root.setLevel(level)
+
+
+def test_production_output_is_json_with_context() -> None:
+    """Production mode writes one JSON object per line with the bound context."""
+    out = io.StringIO()
+    log.configure(development=False, stream=out)
+    with log.bound_context(controller="mysrv", name="web"):
+        log.get_logger("pyctrl.test").info("reconciling", step=1)
+    record = orjson.loads(out.getvalue().splitlines()[-1])
+    assert record["event"] == "reconciling"
+    assert record["controller"] == "mysrv"
+    assert record["name"] == "web"
+    assert record["logger"] == "pyctrl.test"
+    assert record["level"] == "info"
+    assert record["timestamp"].endswith("Z")
+
+
+def test_development_output_is_readable() -> None:
+    """Development mode writes a console line, not JSON."""
+    out = io.StringIO()
+    log.configure(development=True, stream=out)
+    log.get_logger().warning("drift", name="web")
+    line = out.getvalue()
+    assert "drift" in line
+    assert "name=web" in line
+    assert not line.lstrip().startswith("{")
+
+
+def test_level_filters_lower_levels() -> None:
+    """Messages below the configured level are dropped."""
+    out = io.StringIO()
+    log.configure(level="WARNING", stream=out)
+    log.get_logger().info("hidden")
+    log.get_logger().error("shown")
+    assert "hidden" not in out.getvalue()
+    assert "shown" in out.getvalue()
+
+
+def test_unknown_level_is_refused() -> None:
+    """An unknown level name raises ValueError naming it."""
+    with pytest.raises(ValueError, match="unknown log level 'LOUD'"):
+        log.configure(level="LOUD")
