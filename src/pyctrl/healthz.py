@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
+
 from aiohttp import web
 
 from pyctrl.log import get_logger
