@@ -27,7 +27,7 @@ class RecordingQueue:
     def __init__(self) -> None:
         self.added: list[tuple[Request, int]] = []
 
-    def add(self, item: Request, priority: int = 0) -> None:
+    def add(self, item: Request, *, priority: int = 0) -> None:
         self.added.append((item, priority))
 
 
@@ -139,7 +139,7 @@ async def test_funcs_adapter_ignores_missing_functions() -> None:
     q = RecordingQueue()
 
     async def on_delete(event: DeleteEvent[Any], queue: handler.Queue) -> None:
-        queue.add(Request("ns", "deleted"))
+        queue.add(Request("ns", "deleted"), priority=0)
 
     h = handler.Funcs(on_delete=on_delete)
     assert isinstance(h, handler.EventHandler)

@@ -29,6 +29,7 @@ from pyctrl.meta import GroupVersionKind
 from pyctrl.reconcile import Request
 from pyctrl.resource import CustomResource, accessor
 from pyctrl.scheme import default_scheme
+from pyctrl.workqueue import LOW_PRIORITY
 
 if TYPE_CHECKING:
     from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
@@ -44,8 +45,6 @@ __all__ = [
     "Queue",
 ]
 
-LOW_PRIORITY = -100
-"""Priority of initial-list and resync work (controller-runtime's ``LowPriority``)."""
 
 # Kinds of the built-in types that are cluster-scoped, for owner lookups of built-in owners.
 _CLUSTER_SCOPED_KINDS = frozenset(
@@ -67,7 +66,7 @@ _CLUSTER_SCOPED_KINDS = frozenset(
 class Queue(Protocol):
     """What a handler needs of a queue: adding a request at a priority."""
 
-    def add(self, item: Request, priority: int = 0) -> None:
+    def add(self, item: Request, *, priority: int = 0) -> None:
         """Queue ``item`` (at most once) at ``priority``; higher runs first."""
         ...
 
@@ -114,11 +113,11 @@ class EnqueueRequestForObject:
 
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue the created object."""
-        queue.add(_request_for(event.object), _create_priority(event))
+        queue.add(_request_for(event.object), priority=_create_priority(event))
 
     async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
         """Enqueue the updated object."""
-        queue.add(_request_for(event.object_new), _update_priority(event))
+        queue.add(_request_for(event.object_new), priority=_update_priority(event))
 
     async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
         """Enqueue the deleted object."""
@@ -177,7 +176,7 @@ class EnqueueRequestForOwner:
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of the created object."""
         for request in self._owners(event.object):
-            queue.add(request, _create_priority(event))
+            queue.add(request, priority=_create_priority(event))
 
     async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of both the old and the new object."""
@@ -185,7 +184,7 @@ class EnqueueRequestForOwner:
         for request in dict.fromkeys(
             self._owners(event.object_old) + self._owners(event.object_new)
         ):
-            queue.add(request, priority)
+            queue.add(request, priority=priority)
 
     async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of the deleted object."""
@@ -224,14 +223,14 @@ class EnqueueRequestsFromMapFunc:
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue what the created object maps to."""
         for request in await self._map(event.object):
-            queue.add(request, _create_priority(event))
+            queue.add(request, priority=_create_priority(event))
 
     async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
         """Enqueue what the old and the new object map to."""
         priority = _update_priority(event)
         requests = await self._map(event.object_old) + await self._map(event.object_new)
         for request in dict.fromkeys(requests):
-            queue.add(request, priority)
+            queue.add(request, priority=priority)
 
     async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
         """Enqueue what the deleted object maps to."""

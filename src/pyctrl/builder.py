@@ -1,0 +1,241 @@
+"""Builders: wire a controller (or a type's webhooks) into a Manager in a few lines.
+
+This is controller-runtime's ``pkg/builder``::
+
+    controller_managed_by(manager)
+        .for_(MySrv)                                  # reconcile MySrv objects
+        .owns(V1Deployment)                           # ...and their owners when these change
+        .owns(V1Service)
+        .watches(V1ConfigMap, EnqueueRequestsFromMapFunc(mysrvs_using_configmap))
+        .with_event_filter(GenerationChanged())       # applies to every watch
+        .with_options(Options(max_concurrent_reconciles=4))
+        .complete(MySrvReconciler(manager.client))
+
+``for_`` watches the type with `pyctrl.handler.EnqueueRequestForObject`; ``owns``
+with `pyctrl.handler.EnqueueRequestForOwner` (controller owner only); ``watches`` with
+the handler you give, for a type (from the shared cache) or any `pyctrl.source.Source`.
+The controller is named after the lowercase kind unless ``named``; names must be unique
+in a manager.
+
+A reconciler is either a `pyctrl.reconcile.Reconciler` (``reconcile(request)``) or an
+`ObjectReconciler`, which kube-rs users will recognise: ``reconcile_object(obj)`` is
+handed the cached object of the ``for_`` type (a fresh copy); requests for objects that
+are gone are skipped, so there is no get-then-NotFound dance.
+
+`webhook_managed_by(manager).for_(MySrv).with_defaulter(...).with_validator(...)
+.with_conversion(...).complete()` registers a type's webhooks on the manager's webhook
+server, under controller-runtime's paths.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+
+from pyctrl.controller import Controller, Options
+from pyctrl.errors import NotFoundError
+from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
+from pyctrl.reconcile import Reconciler, Request, Result
+from pyctrl.source import Kind, Source
+from pyctrl.webhook import (
+    Defaulter,
+    Validator,
+    register_conversion,
+    register_defaulter,
+    register_validator,
+)
+
+if TYPE_CHECKING:
+    from pyctrl.manager import Manager
+    from pyctrl.predicate import Predicate
+    from pyctrl.resource import CustomResource
+
+__all__ = [
+    "Builder",
+    "ObjectReconciler",
+    "WebhookBuilder",
+    "controller_managed_by",
+    "webhook_managed_by",
+]
+
+
+@runtime_checkable
+class ObjectReconciler(Protocol):
+    """A reconciler handed the cached object instead of its key."""
+
+    async def reconcile_object(self, obj: Any) -> Result | None:
+        """Reconcile ``obj`` (a fresh copy of the cached object of the ``for_`` type)."""
+        ...
+
+
+class _ObjectAdapter:
+    """Reads the object from the cache and hands it to an ObjectReconciler."""
+
+    def __init__(self, manager: Manager, type_: type[Any], reconciler: ObjectReconciler) -> None:
+        self._manager, self._type, self._reconciler = manager, type_, reconciler
+
+    async def reconcile(self, request: Request) -> Result | None:
+        try:
+            obj = await self._manager.cache.get(self._type, request.name, request.namespace or None)
+        except NotFoundError:
+            return Result()
+        return await self._reconciler.reconcile_object(obj)
+
+
+@dataclass
+class _Watch:
+    type_: type[Any] | None
+    source: Source | None
+    handler: EventHandler
+    predicates: tuple[Predicate, ...]
+    metadata_only: bool | None = None
+
+
+@dataclass
+class Builder:
+    """Collects what a controller watches, then builds it (see the module docs)."""
+
+    manager: Manager
+    _for: _Watch | None = None
+    _watches: list[_Watch] = field(default_factory=list)
+    _filters: list[Predicate] = field(default_factory=list)
+    _options: Options | None = None
+    _name: str = ""
+
+    def for_(self, type_: type[Any], *predicates: Predicate) -> Self:
+        """Reconcile objects of ``type_``: each event enqueues the object's own key."""
+        if self._for is not None:
+            raise ValueError("for_() may be called once per controller")
+        self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates)
+        return self
+
+    def owns(
+        self, type_: type[Any], *predicates: Predicate, metadata_only: bool | None = None
+    ) -> Self:
+        """Watch ``type_`` and enqueue the controller owner of each object (the ``for_`` type)."""
+        if self._for is None or self._for.type_ is None:
+            raise ValueError("call for_() before owns()")
+        handler = EnqueueRequestForOwner(self._for.type_, only_controller=True)
+        self._watches.append(_Watch(type_, None, handler, predicates, metadata_only))
+        return self
+
+    def watches(
+        self, what: type[Any] | Source, handler: EventHandler, *predicates: Predicate
+    ) -> Self:
+        """Watch a type (from the shared cache) or a Source, mapping events with ``handler``."""
+        if isinstance(what, type):
+            self._watches.append(_Watch(what, None, handler, predicates))
+        else:
+            if predicates:
+                raise ValueError("give a Source its predicates when constructing it")
+            self._watches.append(_Watch(None, what, handler, ()))
+        return self
+
+    def with_event_filter(self, predicate: Predicate) -> Self:
+        """Apply ``predicate`` to every watch of the controller."""
+        self._filters.append(predicate)
+        return self
+
+    def with_options(self, options: Options) -> Self:
+        """Set the controller's options."""
+        self._options = options
+        return self
+
+    def named(self, name: str) -> Self:
+        """Name the controller (default: the lowercase kind of the ``for_`` type)."""
+        self._name = name
+        return self
+
+    def _source(self, watch: _Watch) -> Source:
+        if watch.source is not None:
+            return watch.source
+        assert watch.type_ is not None
+        return Kind(
+            self.manager.cache,
+            watch.type_,
+            watch.handler,
+            *self._filters,
+            *watch.predicates,
+            metadata_only=watch.metadata_only,
+        )
+
+    def complete(self, reconciler: Reconciler | ObjectReconciler) -> Controller:
+        """Build the controller, add it to the manager and return it."""
+        if self._for is None and not self._name:
+            raise ValueError("a controller needs for_() or named()")
+        kind = ""
+        if self._for is not None and self._for.type_ is not None:
+            kind = self.manager.scheme.gvk_for(self._for.type_).kind
+        name = self._name or kind.lower()
+        typed = isinstance(reconciler, ObjectReconciler)
+        if typed and not isinstance(reconciler, Reconciler):
+            if self._for is None or self._for.type_ is None:
+                raise ValueError("an ObjectReconciler needs for_() to know which object to read")
+            reconciler = _ObjectAdapter(self.manager, self._for.type_, reconciler)
+        elif not isinstance(reconciler, Reconciler):
+            raise TypeError(
+                f"{type(reconciler).__name__} has neither reconcile(request) "
+                "nor reconcile_object(obj)"
+            )
+        controller = Controller(name, reconciler, options=self._options, kind=kind)
+        for watch in [*([self._for] if self._for else []), *self._watches]:
+            controller.watch(self._source(watch))
+        self.manager.add(controller)
+        return controller
+
+
+def controller_managed_by(manager: Manager) -> Builder:
+    """Start building a controller managed by ``manager``."""
+    return Builder(manager)
+
+
+@dataclass
+class WebhookBuilder:
+    """Registers a type's admission and conversion webhooks on the manager's server."""
+
+    manager: Manager
+    _type: type[CustomResource] | None = None
+    _defaulter: Defaulter[Any] | None = None
+    _validator: Validator[Any] | None = None
+    _spokes: list[type[CustomResource]] | None = None
+
+    def for_(self, type_: type[CustomResource]) -> Self:
+        """The custom resource type (for conversion: the hub version)."""
+        self._type = type_
+        return self
+
+    def with_defaulter(self, defaulter: Defaulter[Any]) -> Self:
+        """Serve a defaulting (mutating) webhook."""
+        self._defaulter = defaulter
+        return self
+
+    def with_validator(self, validator: Validator[Any]) -> Self:
+        """Serve a validating webhook."""
+        self._validator = validator
+        return self
+
+    def with_conversion(self, *spokes: type[CustomResource]) -> Self:
+        """Serve conversion between the ``for_`` type (the hub) and ``spokes``."""
+        self._spokes = list(spokes)
+        return self
+
+    def complete(self) -> list[str]:
+        """Register everything; return the webhook paths."""
+        if self._type is None:
+            raise ValueError("call for_() first")
+        server = self.manager.webhook_server
+        paths = []
+        if self._defaulter is not None:
+            paths.append(register_defaulter(server, self._type, self._defaulter))
+        if self._validator is not None:
+            paths.append(register_validator(server, self._type, self._validator))
+        if self._spokes is not None:
+            paths.append(register_conversion(server, self._type, self._spokes))
+        if not paths:
+            raise ValueError("nothing to register: add a defaulter, validator or conversion")
+        return paths
+
+
+def webhook_managed_by(manager: Manager) -> WebhookBuilder:
+    """Start registering webhooks on ``manager``'s webhook server."""
+    return WebhookBuilder(manager)

@@ -1,0 +1,272 @@
+"""Controllers: workers that drain a queue of requests into a Reconciler.
+
+A `Controller` owns a `pyctrl.workqueue.WorkQueue` of `pyctrl.reconcile.Request` keys,
+the sources that fill it (`pyctrl.source`), and ``max_concurrent_reconciles`` workers
+(default 1) that take keys and call the reconciler. It mirrors controller-runtime's
+``pkg/internal/controller``:
+
+- the same key is never reconciled by two workers at once, and bursts of events for
+  one key collapse into one reconcile (the queue guarantees both);
+- an exception from the reconciler requeues the key with per-key exponential backoff
+  (5 ms doubling to 1000 s) and is counted in ``controller_runtime_reconcile_errors_total``;
+  exceptions that are not pyctrl, OS or timeout errors are bugs, and are also counted in
+  ``controller_runtime_reconcile_panics_total``; either way the worker lives on;
+- `pyctrl.errors.TerminalError` is logged and counted, never retried;
+- ``Result(requeue_after=d)`` resets the backoff and requeues after ``d`` seconds;
+  ``Result(requeue=True)`` requeues through the rate limiter; anything else resets the
+  backoff;
+- every reconcile runs with a fresh ``reconcile_id`` and the controller, kind,
+  namespace and name bound into the structlog context, so the reconciler's own log
+  lines carry them;
+- an optional ``reconcile_timeout`` bounds each reconcile.
+
+``start()`` blocks until cancelled: it starts the sources, waits (up to
+``cache_sync_timeout``) for the syncing ones, then runs the workers. When cancelled it
+stops taking new work, lets in-flight reconciles finish for up to
+``graceful_shutdown_timeout`` seconds, then cancels what is left. Every task it starts
+lives in its TaskGroup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyctrl import metrics
+from pyctrl.clock import Clock, RealClock
+from pyctrl.errors import CacheSyncTimeoutError, PyctrlError, TerminalError
+from pyctrl.log import bound_context, get_logger
+from pyctrl.reconcile import Reconciler, Request, Result
+from pyctrl.source import Source, SyncingSource
+from pyctrl.workqueue import RateLimiter, ShutDownError, WorkQueue
+
+__all__ = ["Controller", "Options"]
+
+_log = get_logger("pyctrl.controller")
+_EXPECTED_ERRORS = (PyctrlError, OSError, TimeoutError)
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a controller runs (controller-runtime's ``controller.Options``).
+
+    Attributes:
+        max_concurrent_reconciles: Number of workers.
+        reconcile_timeout: Seconds after which a reconcile is cancelled and retried; None
+            for no limit.
+        rate_limiter: Per-key requeue limiter; default per-key backoff 5 ms to 1000 s.
+        cache_sync_timeout: Seconds to wait for syncing sources before failing.
+        graceful_shutdown_timeout: Seconds in-flight reconciles get to finish on stop.
+        need_leader_election: Run only while the manager leads (the default).
+        starvation_timeout: Passed to the workqueue (see `pyctrl.workqueue.WorkQueue`).
+    """
+
+    max_concurrent_reconciles: int = 1
+    reconcile_timeout: float | None = None
+    rate_limiter: RateLimiter[Request] | None = None
+    cache_sync_timeout: float = 120.0
+    graceful_shutdown_timeout: float = 30.0
+    need_leader_election: bool = True
+    starvation_timeout: float | None = 300.0
+
+    def __post_init__(self) -> None:
+        if self.max_concurrent_reconciles < 1:
+            raise ValueError(
+                "max_concurrent_reconciles must be at least 1, "
+                f"got {self.max_concurrent_reconciles}"
+            )
+
+
+@dataclass
+class _State:
+    started: bool = False
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+    group: asyncio.TaskGroup | None = None
+
+
+class Controller:
+    """Reconciles the requests its sources produce.
+
+    Args:
+        name: Unique name; labels metrics and logs (the builder uses the lowercase kind).
+        reconciler: What to call for each request.
+        options: See `Options`.
+        kind: The kind reconciled, for the log context.
+        clock: Time source for the queue (tests pass a FakeClock).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        reconciler: Reconciler,
+        *,
+        options: Options | None = None,
+        kind: str = "",
+        clock: Clock | None = None,
+    ) -> None:
+        self.name = name
+        self.reconciler = reconciler
+        self.options = options or Options()
+        self.kind = kind
+        self.queue: WorkQueue[Request] = WorkQueue(
+            name=name,
+            clock=clock or RealClock(),
+            rate_limiter=self.options.rate_limiter,
+            metrics=metrics.WorkqueueMetrics(name),
+            starvation_timeout=self.options.starvation_timeout,
+        )
+        self.graceful_shutdown_timeout = self.options.graceful_shutdown_timeout
+        """Seconds in-flight reconciles get on stop; the manager lowers it to 0 to force."""
+        self._sources: list[Source] = []
+        self._state = _State()
+        self._metrics = metrics.ReconcileMetrics(name, self.options.max_concurrent_reconciles)
+
+    @property
+    def need_leader_election(self) -> bool:
+        """Whether the manager runs this controller only while leading."""
+        return self.options.need_leader_election
+
+    def watch(self, source: Source) -> None:
+        """Add a source; one added after start begins at once."""
+        self._sources.append(source)
+        if self._state.group is not None:
+            self._state.group.create_task(source.start(self.queue), name=f"{self.name}-source")
+
+    async def wait_started(self) -> None:
+        """Wait until the sources synced and the workers run."""
+        await self._state.ready.wait()
+
+    async def start(self) -> None:
+        """Run until cancelled (see the module documentation)."""
+        if self._state.started:
+            raise RuntimeError(f"controller {self.name} was already started")
+        self._state.started = True
+        _log.info("starting controller", controller=self.name, kind=self.kind)
+        async with asyncio.TaskGroup() as group:
+            self._state.group = group
+            sources = [
+                group.create_task(s.start(self.queue), name=f"{self.name}-source")
+                for s in self._sources
+            ]
+            workers: list[asyncio.Task[None]] = []
+            try:
+                await self._wait_for_sync()
+                workers.extend(
+                    group.create_task(self._worker(), name=f"{self.name}-worker-{i}")
+                    for i in range(self.options.max_concurrent_reconciles)
+                )
+                self._state.ready.set()
+                _log.info(
+                    "starting workers",
+                    controller=self.name,
+                    workers=self.options.max_concurrent_reconciles,
+                )
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                await self._drain(sources, workers)
+                raise
+
+    async def _wait_for_sync(self) -> None:
+        syncing = [s for s in self._sources if isinstance(s, SyncingSource)]
+        try:
+            async with asyncio.timeout(self.options.cache_sync_timeout):
+                await asyncio.gather(*(s.wait_for_sync() for s in syncing))
+        except TimeoutError:
+            raise CacheSyncTimeoutError(
+                f"controller {self.name}: timed out after {self.options.cache_sync_timeout:g}s "
+                "waiting for caches to sync"
+            ) from None
+
+    async def _drain(
+        self, sources: list[asyncio.Task[None]], workers: list[asyncio.Task[None]]
+    ) -> None:
+        """Stop intake, then give in-flight reconciles the graceful timeout to finish."""
+        for task in sources:
+            task.cancel()
+        self.queue.shut_down()
+        if not workers:
+            return
+        if self.graceful_shutdown_timeout <= 0:
+            return  # forced: the TaskGroup cancels the workers now
+        _log.info("waiting for in-flight reconciles", controller=self.name)
+        _done, pending = await asyncio.wait(workers, timeout=self.graceful_shutdown_timeout)
+        if pending:
+            _log.warning(
+                "graceful shutdown timed out; cancelling reconciles",
+                controller=self.name,
+                cancelled=len(pending),
+            )
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                request = await self.queue.get()
+            except ShutDownError:
+                return
+            try:
+                await self._reconcile(request)
+            finally:
+                self.queue.done(request)
+
+    async def _reconcile(self, request: Request) -> None:
+        reconcile_id = str(uuid.uuid4())
+        context = {
+            "controller": self.name,
+            "kind": self.kind,
+            "namespace": request.namespace,
+            "name": request.name,
+            "reconcile_id": reconcile_id,
+        }
+        with bound_context(**context):
+            self._metrics.worker_started()
+            started = time.perf_counter()
+            try:
+                result = await self._call(request)
+            except TerminalError as exc:
+                self.queue.forget(request)
+                self._metrics.result("error")
+                self._metrics.error(terminal=True)
+                _log.error("terminal reconcile error, not retrying", error=str(exc))
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                panic = not isinstance(exc, _EXPECTED_ERRORS)
+                self.queue.add_rate_limited(request)
+                self._metrics.result("error")
+                self._metrics.error(panic=panic)
+                _log.error(
+                    "reconcile failed, retrying with backoff",
+                    error=f"{type(exc).__name__}: {exc}",
+                    requeues=self.queue.num_requeues(request),
+                    exc_info=panic,
+                )
+                return
+            finally:
+                self._metrics.worker_finished(time.perf_counter() - started)
+            self._handle_result(request, result)
+
+    async def _call(self, request: Request) -> Result:
+        timeout = self.options.reconcile_timeout
+        async with asyncio.timeout(timeout):
+            result: Any = await self.reconciler.reconcile(request)
+        if result is None:
+            return Result()
+        if not isinstance(result, Result):
+            raise TypeError(f"reconcile returned {type(result).__name__}, expected Result or None")
+        return result
+
+    def _handle_result(self, request: Request, result: Result) -> None:
+        if result.requeue_after > 0:
+            self.queue.forget(request)
+            self.queue.add_after(request, result.requeue_after)
+            self._metrics.result("requeue_after")
+        elif result.requeue:
+            self.queue.add_rate_limited(request)
+            self._metrics.result("requeue")
+        else:
+            self.queue.forget(request)
+            self._metrics.result("success")

@@ -1,0 +1,386 @@
+"""The Manager: runs controllers, webhooks, caches and servers as one process.
+
+A `Manager` holds what an operator's parts share (the `pyctrl.scheme.Scheme`, the
+`pyctrl.config.Config`, the `pyctrl.client.Client`, the `pyctrl.cache.Cache` and the
+`pyctrl.client.RESTMapper`) and runs every *runnable* (anything with an
+``async def start()`` that blocks until cancelled) in controller-runtime's order:
+
+1. HTTP servers: metrics (``:8080/metrics`` by default, ``"0"`` disables) and the
+   health probes (``/healthz``, ``/readyz``; off unless an address is given);
+2. the webhook server, if any webhook was registered;
+3. the cache, then a wait (``cache_sync_timeout``, 2 min) for every informer asked for so far;
+4. runnables that do not need leader election;
+5. with leader election on, once the Lease is won: controllers and other runnables that
+   need it (without leader election they start right away).
+
+It stops in reverse order. Each phase is a TaskGroup nested in the previous one's, so
+every task has an owner and one runnable failing stops the manager with its error.
+Controllers finish their in-flight reconciles within ``graceful_shutdown_timeout``
+(30 s); losing the Lease skips that wait and stops the manager with
+`pyctrl.leaderelection.LeaderElectionLostError`, so two managers never reconcile at
+once.
+
+`Manager.start` runs inside an application's own event loop and stops when cancelled;
+`Manager.run` is the entry point of an operator process: it handles SIGTERM and SIGINT
+(the first drains, a second one forces).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from aiohttp import web
+from kubernetes_asyncio.client import Configuration
+
+from pyctrl import metrics
+from pyctrl.cache import Cache, CacheOptions
+from pyctrl.client import Client, Reader, RESTClient, RESTMapper
+from pyctrl.config import Config
+from pyctrl.controller import Controller
+from pyctrl.healthz import Checker, ProbeServer, ping
+from pyctrl.leaderelection import LeaderElectionConfig, LeaderElector, RESTLeaseStore
+from pyctrl.log import get_logger
+from pyctrl.recorder import EventRecorder
+from pyctrl.scheme import Scheme, default_scheme
+from pyctrl.webhook import Server as WebhookServer
+
+__all__ = ["Manager", "Options", "Runnable", "parse_address"]
+
+_log = get_logger("pyctrl.manager")
+
+
+@runtime_checkable
+class Runnable(Protocol):
+    """Anything the manager runs: ``start()`` blocks until cancelled or failed."""
+
+    async def start(self) -> None:
+        """Run until cancelled; raise to stop the manager with an error."""
+        ...
+
+
+@dataclass
+class Options:
+    """Manager options, with controller-runtime's defaults.
+
+    Attributes:
+        scheme: The type registry (default: built-in kinds plus what you add).
+        cache: Cache options (namespaces, selectors, transforms, metadata-only types).
+        metrics_bind_address: ``host:port`` for ``/metrics``; ``"0"`` disables.
+        health_probe_bind_address: ``host:port`` for ``/healthz`` and ``/readyz``; "" disables.
+        leader_election: Run leader-election runnables only while holding the Lease.
+        leader_election_id: The Lease name (required with leader election).
+        leader_election_namespace: The Lease namespace (default: the config's namespace).
+        leader_election_release_on_cancel: Release the Lease on shutdown for fast hand-over.
+        lease_duration: Seconds (15).
+        renew_deadline: Seconds (10).
+        retry_period: Seconds (2).
+        graceful_shutdown_timeout: Seconds in-flight reconciles get on shutdown (30).
+        cache_sync_timeout: Seconds to wait for caches to sync before failing (120).
+        webhook_server: The webhook server; created on first use when None.
+        field_owner: The field manager written by the client (default ``pyctrl``).
+        user_agent: HTTP User-Agent.
+        identity: The leader-election identity (default host name plus a unique suffix).
+    """
+
+    scheme: Scheme | None = None
+    cache: CacheOptions | None = None
+    metrics_bind_address: str = ":8080"
+    health_probe_bind_address: str = ""
+    leader_election: bool = False
+    leader_election_id: str = ""
+    leader_election_namespace: str = ""
+    leader_election_release_on_cancel: bool = False
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    graceful_shutdown_timeout: float = 30.0
+    cache_sync_timeout: float = 120.0
+    webhook_server: WebhookServer | None = None
+    field_owner: str = "pyctrl"
+    user_agent: str | None = None
+    identity: str = ""
+    extra_healthz: dict[str, Checker] = field(default_factory=dict)
+
+
+def parse_address(address: str) -> tuple[str, int] | None:
+    """Parse ``host:port``, ``:port`` or ``"0"`` (disabled, returns None)."""
+    if address in ("", "0"):
+        return None
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"invalid bind address {address!r}: expected host:port or :port")
+    return (host or "0.0.0.0", int(port))
+
+
+class _MetricsServer:
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.started = asyncio.Event()
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        return web.Response(
+            body=metrics.exposition(), headers={"Content-Type": metrics.CONTENT_TYPE_LATEST}
+        )
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/metrics", self._serve)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self.host, self.port)
+            await site.start()
+            self.port = int(runner.addresses[0][1])
+            _log.info("serving metrics", host=self.host, port=self.port)
+            self.started.set()
+            await asyncio.Event().wait()
+        finally:
+            await runner.cleanup()
+
+
+class Manager:
+    """Owns the shared client, cache and servers, and runs every runnable.
+
+    Args:
+        config: Where the API server is and how to authenticate (`pyctrl.config.get_config`,
+            or a kubernetes-asyncio ``Configuration`` such as ``Environment.config``).
+        options: See `Options`.
+
+    Build it inside a running event loop (the HTTP session is created on first use).
+    """
+
+    def __init__(self, config: Config | Configuration, options: Options | None = None) -> None:
+        if isinstance(config, Configuration):
+            config = Config.from_configuration(config)
+        self.config = config
+        self.options = options or Options()
+        if self.options.leader_election and not self.options.leader_election_id:
+            raise ValueError("leader_election_id is required when leader election is on")
+        self.scheme = self.options.scheme or default_scheme()
+        self.rest = RESTClient(
+            config,
+            user_agent=self.options.user_agent,
+            on_request=_count_request,
+        )
+        self.mapper = RESTMapper(self.rest)
+        self.cache = Cache(
+            self.rest, mapper=self.mapper, scheme=self.scheme, options=self.options.cache
+        )
+        self.client = Client(
+            self.rest,
+            scheme=self.scheme,
+            mapper=self.mapper,
+            cache=self.cache,
+            field_owner=self.options.field_owner,
+        )
+        self._webhook_server = self.options.webhook_server
+        self._healthz: dict[str, Checker] = {"ping": ping, **self.options.extra_healthz}
+        self._readyz: dict[str, Checker] = {"ping": ping, "informers": self.cache.check_ready}
+        self._leader: list[Runnable] = []
+        self._others: list[Runnable] = []
+        self._controller_names: set[str] = set()
+        self._recorders: dict[str, EventRecorder] = {}
+        self._elected = asyncio.Event()
+        self._started = asyncio.Event()
+        self._running = False
+        self.elector: LeaderElector | None = None
+        self.metrics_server: _MetricsServer | None = None
+        self.probe_server: ProbeServer | None = None
+
+    @property
+    def api_reader(self) -> Reader:
+        """A reader that always reads from the API server, never the cache."""
+        return self.client.api_reader
+
+    @property
+    def webhook_server(self) -> WebhookServer:
+        """The webhook server (created with controller-runtime's defaults on first use)."""
+        if self._webhook_server is None:
+            self._webhook_server = WebhookServer()
+        return self._webhook_server
+
+    def add(self, runnable: Runnable) -> None:
+        """Add a runnable (before start).
+
+        Runnables whose ``need_leader_election`` is True (controllers, by default) run only
+        while this manager leads.
+        """
+        if self._running:
+            raise RuntimeError("runnables must be added before the manager starts")
+        if isinstance(runnable, Controller):
+            if runnable.name in self._controller_names:
+                raise ValueError(
+                    f"a controller named {runnable.name!r} already exists: "
+                    "give each controller a unique name"
+                )
+            self._controller_names.add(runnable.name)
+        if getattr(runnable, "need_leader_election", False):
+            self._leader.append(runnable)
+        else:
+            self._others.append(runnable)
+
+    def add_healthz_check(self, name: str, check: Checker) -> None:
+        """Add a liveness check served under ``/healthz``."""
+        self._healthz[name] = check
+
+    def add_readyz_check(self, name: str, check: Checker) -> None:
+        """Add a readiness check served under ``/readyz``."""
+        self._readyz[name] = check
+
+    def get_event_recorder_for(self, name: str) -> EventRecorder:
+        """An event recorder reporting as controller ``name`` (one per name, run by the manager)."""
+        recorder = self._recorders.get(name)
+        if recorder is None:
+            recorder = EventRecorder(self.client, name, scheme=self.scheme)
+            self._recorders[name] = recorder
+        return recorder
+
+    async def elected(self) -> None:
+        """Wait until this manager leads (at once without leader election)."""
+        await self._elected.wait()
+
+    async def wait_started(self) -> None:
+        """Wait until every runnable that can start has started (caches synced)."""
+        await self._started.wait()
+
+    async def start(self) -> None:
+        """Run everything until cancelled; a failing runnable stops it with that error."""
+        if self._running:
+            raise RuntimeError("the manager was already started")
+        self._running = True
+        try:
+            await self._run_servers()
+        except BaseExceptionGroup as group:
+            raise _unwrap(group) from None
+        finally:
+            self._elected.clear()
+            await self.rest.aclose()
+
+    async def _run_servers(self) -> None:
+        async with asyncio.TaskGroup() as servers:
+            metrics_address = parse_address(self.options.metrics_bind_address)
+            if metrics_address is not None:
+                self.metrics_server = _MetricsServer(*metrics_address)
+                servers.create_task(self.metrics_server.start(), name="metrics-server")
+            probe_address = parse_address(self.options.health_probe_bind_address)
+            if probe_address is not None:
+                self.probe_server = ProbeServer(
+                    *probe_address, healthz=self._healthz, readyz=self._readyz
+                )
+                servers.create_task(self.probe_server.start(), name="probe-server")
+            if self._webhook_server is not None and self._webhook_server.paths:
+                self._readyz.setdefault("webhook", self._webhook_server.check_started)
+                servers.create_task(self._webhook_server.start(), name="webhook-server")
+                await self._webhook_server.wait_started()
+            await self._run_caches()
+
+    async def _run_caches(self) -> None:
+        async with asyncio.TaskGroup() as caches:
+            caches.create_task(self.cache.start(), name="cache")
+            await self.cache.wait_for_cache_sync(timeout=self.options.cache_sync_timeout)
+            await self._run_others()
+
+    async def _run_others(self) -> None:
+        async with asyncio.TaskGroup() as others:
+            for recorder in self._recorders.values():
+                others.create_task(recorder.start(), name=f"recorder-{recorder.controller}")
+            for runnable in self._others:
+                others.create_task(runnable.start(), name=_name(runnable))
+            if self.options.leader_election:
+                self.elector = LeaderElector(
+                    RESTLeaseStore(self.rest),
+                    LeaderElectionConfig(
+                        name=self.options.leader_election_id,
+                        namespace=self.options.leader_election_namespace or self.config.namespace,
+                        identity=self.options.identity,
+                        lease_duration=self.options.lease_duration,
+                        renew_deadline=self.options.renew_deadline,
+                        retry_period=self.options.retry_period,
+                        release_on_cancel=self.options.leader_election_release_on_cancel,
+                    ),
+                )
+                self._started.set()
+                await self.elector.acquire()
+                others.create_task(self._hold(self.elector), name="leader-election")
+            await self._run_leaders()
+
+    async def _hold(self, elector: LeaderElector) -> None:
+        try:
+            await elector.hold()
+        except BaseException as exc:
+            if not isinstance(exc, asyncio.CancelledError):
+                # Lost the Lease: stop reconciling now, without the graceful wait.
+                for runnable in self._leader:
+                    if isinstance(runnable, Controller):
+                        runnable.graceful_shutdown_timeout = 0.0
+            raise
+
+    async def _run_leaders(self) -> None:
+        async with asyncio.TaskGroup() as leaders:
+            for runnable in self._leader:
+                if isinstance(runnable, Controller):
+                    runnable.graceful_shutdown_timeout = min(
+                        runnable.graceful_shutdown_timeout, self.options.graceful_shutdown_timeout
+                    )
+                leaders.create_task(runnable.start(), name=_name(runnable))
+            self._elected.set()
+            self._started.set()
+            _log.info("manager started", leader_runnables=len(self._leader))
+            await asyncio.Event().wait()
+
+    async def run(self) -> None:
+        """Run as an operator process: until SIGTERM/SIGINT (a second signal forces)."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        signals = 0
+
+        def on_signal(sig: signal.Signals) -> None:
+            nonlocal signals
+            signals += 1
+            if signals == 1:
+                _log.info("shutting down gracefully", signal=sig.name)
+            else:
+                _log.warning("second signal: forcing shutdown", signal=sig.name)
+                for runnable in self._leader:
+                    if isinstance(runnable, Controller):
+                        runnable.graceful_shutdown_timeout = 0.0
+            task.cancel()
+
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, on_signal, sig)
+        try:
+            await self.start()
+        except asyncio.CancelledError:
+            if signals == 0:
+                raise
+            task.uncancel()
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+
+
+def _name(runnable: object) -> str:
+    return str(getattr(runnable, "name", type(runnable).__name__))
+
+
+def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The one underlying error, if the group holds a single one (through nesting)."""
+    leaves: list[BaseException] = []
+
+    def collect(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                collect(inner)
+        elif not isinstance(exc, asyncio.CancelledError):
+            leaves.append(exc)
+
+    collect(group)
+    return leaves[0] if len(leaves) == 1 else group
+
+
+def _count_request(method: str, code: str, host: str, seconds: float) -> None:
+    metrics.rest_client_requests_total.labels(code, method, host).inc()
