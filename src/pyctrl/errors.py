@@ -26,6 +26,12 @@ The tree::
         ├── ServiceUnavailableError     503 ServiceUnavailable, with retry_after
         └── ServerTimeoutError          504 or reason ServerTimeout / Timeout
 
+Modules add their own errors under `PyctrlError`, next to the code that raises them:
+``pyctrl.workqueue.ShutDownError``, ``pyctrl.cache.CacheNotReadyError``,
+``pyctrl.client.NoKindMatchError`` and ``PatchError``,
+``pyctrl.leaderelection.LeaderElectionLostError``,
+``pyctrl.controllerutil.AlreadyOwnedError``, ``pyctrl.webhook.InvalidObjectError``.
+
 `APIError.from_status` builds the right subclass from the ``Status`` body the API server
 sent, so callers catch by meaning (``except NotFoundError``) rather than by number.
 `ignore_not_found` and `ignore_already_exists` are the Python spelling of

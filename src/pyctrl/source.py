@@ -164,7 +164,7 @@ class Informer:
         *predicates: Predicate,
     ) -> None:
         self._informer = informer
-        self._handler = handler or EnqueueRequestForObject()
+        self.handler: EventHandler = handler or EnqueueRequestForObject()
         self._predicates = predicates
         self._registration: HandlerRegistration | None = None
         self._registered = asyncio.Event()
@@ -172,7 +172,7 @@ class Informer:
     async def start(self, queue: Queue) -> None:
         """Register on the informer and stay registered until cancelled."""
         self._registration = self._informer.add_event_handler(
-            _Forward(self._handler, self._predicates, queue)
+            _Forward(self.handler, self._predicates, queue)
         )
         self._registered.set()
         try:

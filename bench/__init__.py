@@ -1,0 +1,1 @@
+"""Benchmarks: each compares pyctrl with a peer measured in the same run."""

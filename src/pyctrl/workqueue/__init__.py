@@ -1,0 +1,70 @@
+"""Workqueues: the line of keys a controller's workers take their work from.
+
+Event handlers add keys (controllers use `pyctrl.reconcile.Request`) to a `WorkQueue`;
+workers `get` a key, reconcile it, and call `done`. The queue follows client-go's
+``util/workqueue`` and controller-runtime's priority queue:
+
+- **A key is queued at most once.** Adding a key that is already queued does nothing
+  more than raise its priority or bring its due time forward. Adding a key that a worker
+  is processing marks it to be queued again when the worker calls `WorkQueue.done`. So a
+  key is never handed to two workers at once, and any number of adds while it waits
+  collapse into one reconcile.
+- **Priorities.** `WorkQueue.add` takes a priority (default 0); higher goes first,
+  first-come first-served within a priority. A re-add with a higher priority promotes a
+  queued key; a lower one never demotes it. Initial-list and resync adds use
+  `LOW_PRIORITY` (-100) so fresh events are not stuck behind a restart's flood. To keep
+  low priorities from starving under sustained load (controller-runtime issue #3496),
+  once the oldest ready key has waited ``starvation_timeout`` seconds (default 300), every
+  other hand-out takes the oldest ready key whatever its priority.
+- **Delays.** `WorkQueue.add_after` queues a key once a delay has passed; of two due
+  times for one key the earlier wins. `WorkQueue.add_rate_limited` takes the delay from
+  a `RateLimiter`: by default per-key exponential backoff, ``0.005 * 2**failures``
+  seconds capped at 1000 s, reset by `WorkQueue.forget`. Other limiters:
+  `BucketRateLimiter` (an overall token bucket) and `MaxOfRateLimiter` (the strictest of
+  several).
+- **Shutdown.** `WorkQueue.shut_down` makes every `WorkQueue.get` raise `ShutDownError`
+  and drops queued keys; `WorkQueue.shut_down_with_drain` also waits until every key
+  handed out is done.
+
+The queue needs no background task: delayed keys are moved forward by a single timer on
+the queue's `pyctrl.clock.Clock`, so tests drive them with a `pyctrl.clock.FakeClock`.
+`WorkQueue.statistics` reports depth and work in progress; a `QueueMetrics` receives the
+measurements Prometheus's ``workqueue_*`` metrics are made of.
+
+It is asyncio-native and, like asyncio, not thread-safe.
+"""
+
+from __future__ import annotations
+
+from pyctrl.workqueue._metrics import NoopQueueMetrics, QueueMetrics
+from pyctrl.workqueue._queue import (
+    DEFAULT_STARVATION_TIMEOUT,
+    LOW_PRIORITY,
+    QueueStatistics,
+    ShutDown,
+    ShutDownError,
+    WorkQueue,
+)
+from pyctrl.workqueue._ratelimit import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    MaxOfRateLimiter,
+    RateLimiter,
+    default_controller_rate_limiter,
+)
+
+__all__ = [
+    "DEFAULT_STARVATION_TIMEOUT",
+    "LOW_PRIORITY",
+    "BucketRateLimiter",
+    "ItemExponentialFailureRateLimiter",
+    "MaxOfRateLimiter",
+    "NoopQueueMetrics",
+    "QueueMetrics",
+    "QueueStatistics",
+    "RateLimiter",
+    "ShutDown",
+    "ShutDownError",
+    "WorkQueue",
+    "default_controller_rate_limiter",
+]

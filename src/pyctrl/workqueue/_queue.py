@@ -1,0 +1,719 @@
+"""The workqueue itself: dirty and processing sets, delays, priorities, shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import heapq
+import itertools
+import math
+from collections import deque
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
+
+from pyctrl.clock import RealClock
+from pyctrl.errors import PyctrlError
+from pyctrl.workqueue._metrics import NoopQueueMetrics
+from pyctrl.workqueue._ratelimit import default_controller_rate_limiter
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pyctrl.clock import Clock, TimerHandle
+    from pyctrl.workqueue._metrics import QueueMetrics
+    from pyctrl.workqueue._ratelimit import RateLimiter
+
+__all__ = [
+    "DEFAULT_STARVATION_TIMEOUT",
+    "LOW_PRIORITY",
+    "QueueStatistics",
+    "ShutDown",
+    "ShutDownError",
+    "WorkQueue",
+]
+
+K = TypeVar("K", bound=Hashable)
+
+LOW_PRIORITY: Final = -100
+"""Priority of initial-list and resync adds, so that fresh events go first."""
+
+DEFAULT_STARVATION_TIMEOUT: Final = 300.0
+"""Seconds a ready key may wait before it gets every other turn regardless of priority."""
+
+_PROGRESS_PERIOD: Final = 0.5  # client-go's unfinished-work update period
+
+# Entry states. A dirty key's entry is READY (can be handed out), DELAYED (waits for
+# its due time) or BLOCKED (added again while being processed: waits for done()).
+# GONE marks entries handed out or dropped, so heap elements pointing at them are stale.
+_READY: Final = 0
+_DELAYED: Final = 1
+_BLOCKED: Final = 2
+_GONE: Final = 3
+
+# Heaps drop stale elements lazily; rebuild one once it is mostly garbage.
+_COMPACT_SLACK: Final = 64
+
+
+class ShutDownError(PyctrlError):
+    """The queue was shut down: `WorkQueue.get` has nothing more to hand out."""
+
+
+ShutDown = ShutDownError
+"""Alias of `ShutDownError`."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStatistics:
+    """A snapshot of a `WorkQueue`, from `WorkQueue.statistics`.
+
+    Attributes:
+        depth: Keys ready to hand out now (``len(queue)``).
+        delayed: Keys waiting for their `WorkQueue.add_after` time.
+        blocked: Keys added again while being processed, queued when `WorkQueue.done`
+            is called for them.
+        processing: Keys handed out and not yet done.
+        adds: Total adds that queued a key (re-adds that collapsed do not count).
+        retries: Total delayed adds (`WorkQueue.add_after`, `WorkQueue.add_rate_limited`).
+        longest_running_processor_seconds: Age of the oldest key being processed.
+        unfinished_work_seconds: Summed age of all keys being processed.
+        depth_by_priority: ``depth`` split by priority.
+    """
+
+    depth: int
+    delayed: int
+    blocked: int
+    processing: int
+    adds: int
+    retries: int
+    longest_running_processor_seconds: float
+    unfinished_work_seconds: float
+    depth_by_priority: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
+
+
+class _Entry(Generic[K]):
+    """One dirty key: its priority, when it is due, and where it stands."""
+
+    __slots__ = ("delay_seq", "due", "key", "order", "priority", "state")
+
+    def __init__(self, key: K, priority: int, due: float, order: int) -> None:
+        self.key = key
+        self.priority = priority
+        self.due = due
+        self.order = order
+        self.state = _GONE
+        self.delay_seq = -1
+
+
+class _Level(Generic[K]):
+    """The ready keys of one priority, ordered by due time, then arrival.
+
+    Keys usually become ready in that order (an add is due now), so they go to a deque,
+    O(1); the few that do not (delayed keys handed over late, promoted keys) go to a
+    heap. An element is stale once its entry is no longer ready at this priority: entries
+    are only ever promoted, so a stale element never becomes valid again.
+    """
+
+    __slots__ = ("count", "fifo", "late", "priority")
+
+    def __init__(self, priority: int) -> None:
+        self.priority = priority
+        self.count = 0
+        self.fifo: deque[_Entry[K]] = deque()
+        # (due, order, entry); order is unique, so entries themselves are never compared.
+        self.late: list[tuple[float, int, _Entry[K]]] = []
+
+    def push(self, entry: _Entry[K]) -> None:
+        fifo = self.fifo
+        if fifo:
+            tail = fifo[-1]
+            in_order = tail.due < entry.due or (tail.due == entry.due and tail.order < entry.order)
+        else:
+            in_order = True
+        if in_order:
+            fifo.append(entry)
+        else:
+            heapq.heappush(self.late, (entry.due, entry.order, entry))
+        self.count += 1
+        if len(fifo) + len(self.late) > 2 * self.count + _COMPACT_SLACK:
+            self._compact()
+
+    def _valid(self, entry: _Entry[K]) -> bool:
+        return entry.state == _READY and entry.priority == self.priority
+
+    def head(self) -> _Entry[K]:
+        """The first ready key; the level must hold one."""
+        fifo, late = self.fifo, self.late
+        while fifo and not self._valid(fifo[0]):
+            fifo.popleft()
+        while late and not self._valid(late[0][2]):
+            heapq.heappop(late)
+        if not late:
+            return fifo[0]
+        if fifo:
+            first = fifo[0]
+            if (first.due, first.order) < late[0][:2]:
+                return first
+        return late[0][2]
+
+    def pop(self) -> _Entry[K]:
+        """Remove and return the first ready key."""
+        entry = self.head()
+        if self.fifo and self.fifo[0] is entry:
+            self.fifo.popleft()
+        else:
+            heapq.heappop(self.late)
+        self.count -= 1
+        return entry
+
+    def _compact(self) -> None:
+        entries = itertools.chain(self.fifo, (element[2] for element in self.late))
+        valid = sorted(
+            (entry for entry in entries if self._valid(entry)),
+            key=lambda entry: (entry.due, entry.order),
+        )
+        self.fifo = deque(valid)
+        self.late = []
+
+
+def _check_priority(priority: int) -> int:
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise TypeError(f"priority must be an int, got {priority!r}")
+    return priority
+
+
+def _check_delay(delay: float | timedelta) -> float:
+    if isinstance(delay, timedelta):
+        return delay.total_seconds()
+    if not isinstance(delay, int | float) or isinstance(delay, bool):
+        raise TypeError(f"delay must be seconds (a number or a timedelta), got {delay!r}")
+    if not math.isfinite(delay):
+        raise ValueError(f"delay must be a finite number of seconds, got {delay!r}")
+    return float(delay)
+
+
+class WorkQueue(Generic[K]):
+    """A deduplicating, delaying, rate-limiting priority queue of keys for controllers.
+
+    See the `pyctrl.workqueue` module documentation for the rules. All methods must be
+    called from the event loop's thread.
+
+    Args:
+        name: A name for logs and ``repr``.
+        clock: The time source; defaults to `RealClock`. Tests pass a `FakeClock`.
+        rate_limiter: Used by `add_rate_limited`, `forget` and `num_requeues`; defaults
+            to `default_controller_rate_limiter` (per-key backoff, 5 ms to 1000 s).
+        metrics: Receives the queue's measurements; defaults to recording nothing.
+        starvation_timeout: Once the oldest ready key has waited this many seconds,
+            every other hand-out takes the oldest ready key whatever its priority, so low
+            priorities cannot starve; ``None`` for strict priority order (as
+            controller-runtime's queue).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        clock: Clock | None = None,
+        rate_limiter: RateLimiter[K] | None = None,
+        metrics: QueueMetrics | None = None,
+        starvation_timeout: float | None = DEFAULT_STARVATION_TIMEOUT,
+    ) -> None:
+        if starvation_timeout is not None and (
+            not isinstance(starvation_timeout, int | float)
+            or isinstance(starvation_timeout, bool)
+            or math.isnan(starvation_timeout)
+            or starvation_timeout < 0
+        ):
+            raise ValueError(
+                f"starvation_timeout must be None or seconds >= 0, got {starvation_timeout!r}"
+            )
+        self.name = name
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self._rate_limiter: RateLimiter[K] = (
+            rate_limiter if rate_limiter is not None else default_controller_rate_limiter()
+        )
+        self._metrics: QueueMetrics = metrics if metrics is not None else NoopQueueMetrics()
+        self._reports_progress = not isinstance(self._metrics, NoopQueueMetrics)
+        self._starvation_timeout = starvation_timeout
+
+        self._entries: dict[K, _Entry[K]] = {}
+        self._processing: dict[K, float] = {}
+        # Ready keys by priority; _priorities lists the non-empty levels, ascending.
+        self._levels: dict[int, _Level[K]] = {}
+        self._priorities: list[int] = []
+        # (due, seq, entry): delayed keys by due time. seq is unique, so entries
+        # themselves are never compared.
+        self._delay_heap: list[tuple[float, int, _Entry[K]]] = []
+        self._ready_count = 0
+        self._delayed_count = 0
+        self._seq = itertools.count()
+        self._aged_last = False
+
+        self._getters: deque[asyncio.Future[None]] = deque()
+        self._drain_waiters: list[asyncio.Future[None]] = []
+        self._timer: TimerHandle | None = None
+        self._timer_due: float | None = None
+        self._progress_timer: TimerHandle | None = None
+        self._shutting_down = False
+
+        self._adds = 0
+        self._retries = 0
+
+    # -- adding -----------------------------------------------------------------------
+
+    def add(self, key: K, *, priority: int = 0) -> None:
+        """Queue ``key`` now, unless it is already queued.
+
+        A queued key stays queued once: adding it again only raises its priority (never
+        lowers it) and brings a delayed key forward to now. A key being processed is
+        queued again when `done` is called for it. Ignored once the queue is shut down.
+
+        Args:
+            key: Any hashable value; controllers use `pyctrl.reconcile.Request`.
+            priority: Higher goes first; see `LOW_PRIORITY`.
+        """
+        if priority.__class__ is not int:
+            _check_priority(priority)
+        self._add(key, 0.0, priority)
+
+    def add_after(self, key: K, delay: float | timedelta, *, priority: int = 0) -> None:
+        """Queue ``key`` once ``delay`` seconds have passed (at once if ``delay <= 0``).
+
+        If ``key`` is already queued, the earlier of its due time and ``now + delay``
+        wins, and the higher priority. Counts as a retry.
+
+        Raises:
+            TypeError: ``delay`` is neither a number nor a `datetime.timedelta`.
+            ValueError: ``delay`` is not finite.
+        """
+        seconds = _check_delay(delay)
+        priority = _check_priority(priority)
+        if self._shutting_down:
+            return
+        self._count_retry()
+        self._add(key, seconds, priority)
+
+    def add_rate_limited(self, key: K, *, priority: int = 0) -> None:
+        """Queue ``key`` after the delay the rate limiter gives it (one more failure).
+
+        Counts as a retry.
+        """
+        priority = _check_priority(priority)
+        if self._shutting_down:
+            return
+        delay = self._rate_limiter.when(key)
+        self._count_retry()
+        self._add(key, delay, priority)
+
+    def forget(self, key: K) -> None:
+        """Reset ``key``'s rate-limiter backoff (after it was processed successfully)."""
+        self._rate_limiter.forget(key)
+
+    def num_requeues(self, key: K) -> int:
+        """How many rate-limited retries of ``key`` the rate limiter is counting."""
+        return self._rate_limiter.num_requeues(key)
+
+    def _count_retry(self) -> None:
+        self._retries += 1
+        self._metrics.retried()
+
+    def _add(self, key: K, delay: float, priority: int) -> None:
+        if self._shutting_down:
+            return
+        now = self._clock.now()
+        due = now + delay if delay > 0 else now
+        try:
+            entry = self._entries.get(key)
+        except TypeError:
+            raise TypeError(
+                f"workqueue keys must be hashable, got {type(key).__name__}: {key!r}"
+            ) from None
+        if entry is None:
+            self._add_new(key, due, priority, now)
+            return
+        if entry.state == _READY:
+            if priority > entry.priority:
+                self._reprioritize(entry, priority)
+        elif entry.state == _DELAYED:
+            entry.priority = max(entry.priority, priority)
+            if due < entry.due:
+                entry.due = due
+                if due <= now:
+                    self._delayed_count -= 1
+                    self._make_ready(entry)
+                else:
+                    self._make_delayed(entry)
+        else:
+            entry.priority = max(entry.priority, priority)
+            entry.due = min(entry.due, due)
+
+    def _add_new(self, key: K, due: float, priority: int, now: float) -> None:
+        entry = _Entry(key, priority, due, next(self._seq))
+        self._entries[key] = entry
+        self._adds += 1
+        self._metrics.added()
+        if key in self._processing:
+            entry.state = _BLOCKED
+        elif due <= now:
+            self._make_ready(entry)
+        else:
+            self._delayed_count += 1
+            self._make_delayed(entry)
+
+    def _make_ready(self, entry: _Entry[K]) -> None:
+        entry.state = _READY
+        level = self._levels.get(entry.priority)
+        if level is None:
+            level = self._level(entry.priority)
+        level.push(entry)
+        self._ready_count += 1
+        self._metrics.depth(self._ready_count)
+        if self._getters:
+            self._wake_getter()
+
+    def _level(self, priority: int) -> _Level[K]:
+        level = self._levels.get(priority)
+        if level is None:
+            level = self._levels[priority] = _Level(priority)
+            bisect.insort(self._priorities, priority)
+        return level
+
+    def _level_emptied(self, level: _Level[K]) -> None:
+        # Whatever elements remain are stale: drop the level with them.
+        del self._levels[level.priority]
+        del self._priorities[bisect.bisect_left(self._priorities, level.priority)]
+
+    def _reprioritize(self, entry: _Entry[K], priority: int) -> None:
+        old = self._levels[entry.priority]
+        old.count -= 1
+        if not old.count:
+            self._level_emptied(old)
+        entry.priority = priority
+        self._level(priority).push(entry)
+
+    def _make_delayed(self, entry: _Entry[K]) -> None:
+        entry.state = _DELAYED
+        seq = next(self._seq)
+        entry.delay_seq = seq
+        heap = self._delay_heap
+        heapq.heappush(heap, (entry.due, seq, entry))
+        if len(heap) > 2 * self._delayed_count + _COMPACT_SLACK:
+            heap[:] = [e for e in heap if e[2].state == _DELAYED and e[2].delay_seq == e[1]]
+            heapq.heapify(heap)
+        self._arm_timer()
+
+    # -- time -------------------------------------------------------------------------
+
+    def _next_due(self) -> float | None:
+        heap = self._delay_heap
+        while heap:
+            due, seq, entry = heap[0]
+            if entry.state == _DELAYED and entry.delay_seq == seq:
+                return due
+            heapq.heappop(heap)
+        return None
+
+    def _arm_timer(self) -> None:
+        # One clock timer at the earliest due time moves delayed keys to ready and wakes
+        # a getter, so no task polls. A timer set earlier than needed just re-arms.
+        due = self._next_due()
+        if due is None or self._shutting_down:
+            self._cancel_timer()
+            return
+        if self._timer is not None and self._timer_due is not None and self._timer_due <= due:
+            return
+        self._cancel_timer()
+        self._timer_due = due
+        self._timer = self._clock.call_at(due, self._on_timer)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._timer_due = None
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._timer_due = None
+        if not self._shutting_down:
+            self._promote_due()
+            self._arm_timer()
+
+    def _promote_due(self) -> None:
+        heap = self._delay_heap
+        if not heap:
+            return
+        now = self._clock.now()
+        promoted = False
+        while heap and heap[0][0] <= now:
+            _, seq, entry = heapq.heappop(heap)
+            if entry.state == _DELAYED and entry.delay_seq == seq:
+                self._delayed_count -= 1
+                self._make_ready(entry)
+                promoted = True
+        if promoted:
+            self._arm_timer()
+
+    # -- handing out ------------------------------------------------------------------
+
+    async def get(self) -> K:
+        """Wait for a key to process and hand it out; call `done` with it afterwards.
+
+        Until `done`, the key is not handed out again, even if it is added again.
+
+        Raises:
+            ShutDownError: The queue was shut down: the worker should stop.
+        """
+        entry = self._next_ready()
+        if entry is None:
+            entry = await self._wait_for_entry()
+        return entry.key
+
+    async def get_with_priority(self) -> tuple[K, int]:
+        """Like `get`, and also return the priority the key was queued with."""
+        entry = self._next_ready()
+        if entry is None:
+            entry = await self._wait_for_entry()
+        return entry.key, entry.priority
+
+    async def _wait_for_entry(self) -> _Entry[K]:
+        while True:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._getters.append(waiter)
+            try:
+                await waiter
+            except BaseException:
+                if waiter.done() and not waiter.cancelled():
+                    # Woken for a key this getter will not take: pass the wake-up on.
+                    self._wake_getter()
+                else:
+                    waiter.cancel()
+                    with contextlib.suppress(ValueError):
+                        self._getters.remove(waiter)
+                raise
+            entry = self._next_ready()
+            if entry is not None:
+                return entry
+
+    def get_nowait(self) -> K:
+        """Hand out a ready key without waiting.
+
+        Raises:
+            asyncio.QueueEmpty: No key is ready.
+            ShutDownError: The queue was shut down.
+        """
+        key, _ = self.get_with_priority_nowait()
+        return key
+
+    def get_with_priority_nowait(self) -> tuple[K, int]:
+        """Like `get_nowait`, and also return the key's priority."""
+        entry = self._next_ready()
+        if entry is None:
+            raise asyncio.QueueEmpty
+        return entry.key, entry.priority
+
+    def _next_ready(self) -> _Entry[K] | None:
+        if self._shutting_down:
+            raise ShutDownError(f"workqueue {self.name!r} is shut down")
+        if self._delay_heap:
+            self._promote_due()
+        if not self._ready_count:
+            return None
+        now = self._clock.now()
+        level = self._levels[self._priorities[-1]]
+        if self._aged_last:
+            self._aged_last = False
+        elif self._starvation_timeout is not None and len(self._priorities) > 1:
+            level = self._starving_level(level, now, self._starvation_timeout)
+        entry = level.pop()
+        if not level.count:
+            self._level_emptied(level)
+        self._take(entry, now)
+        return entry
+
+    def _starving_level(self, top: _Level[K], now: float, timeout: float) -> _Level[K]:
+        """The level to serve this turn: ``top``, unless a lower one holds a starving key.
+
+        A starving key is the oldest ready key, below the top priority, ready for at
+        least ``timeout`` seconds. It is served every other turn.
+        """
+        oldest = top
+        oldest_head = top.head()
+        for priority in self._priorities[:-1]:
+            level = self._levels[priority]
+            head = level.head()
+            if (head.due, head.order) < (oldest_head.due, oldest_head.order):
+                oldest, oldest_head = level, head
+        if oldest is not top and now - oldest_head.due >= timeout:
+            self._aged_last = True
+            return oldest
+        return top
+
+    def _take(self, entry: _Entry[K], now: float) -> None:
+        entry.state = _GONE
+        key = entry.key
+        del self._entries[key]
+        self._ready_count -= 1
+        self._processing[key] = now
+        self._metrics.depth(self._ready_count)
+        self._metrics.queued_for(max(0.0, now - entry.due))
+        if self._reports_progress and self._progress_timer is None:
+            self._progress_timer = self._clock.call_at(now + _PROGRESS_PERIOD, self._on_progress)
+
+    def _wake_getter(self) -> None:
+        getters = self._getters
+        while getters:
+            getter = getters.popleft()
+            if not getter.done():
+                getter.set_result(None)
+                return
+
+    def done(self, key: K) -> None:
+        """Mark ``key`` as processed; if it was added meanwhile, queue it again.
+
+        Raises:
+            ValueError: ``key`` is not being processed (never handed out, or already
+                done).
+        """
+        try:
+            started = self._processing.pop(key)
+        except KeyError:
+            raise ValueError(
+                f"workqueue {self.name!r}: done({key!r}) for a key that is not being "
+                "processed (not handed out by get, or done already)"
+            ) from None
+        now = self._clock.now()
+        self._metrics.worked_for(max(0.0, now - started))
+        entry = self._entries.get(key)
+        if entry is not None:
+            # Re-queued keys go behind keys that were ready before this done().
+            entry.due = max(entry.due, now)
+            if entry.due <= now:
+                self._make_ready(entry)
+            else:
+                self._delayed_count += 1
+                self._make_delayed(entry)
+        if not self._processing and (self._progress_timer is not None or self._drain_waiters):
+            self._idle()
+
+    def _idle(self) -> None:
+        if self._progress_timer is not None:
+            self._progress_timer.cancel()
+            self._progress_timer = None
+            self._metrics.in_progress(0.0, 0.0)
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._drain_waiters.clear()
+
+    def _on_progress(self) -> None:
+        self._progress_timer = None
+        if not self._processing:
+            return
+        now = self._clock.now()
+        unfinished, longest = self._work_in_progress(now)
+        self._metrics.in_progress(unfinished, longest)
+        self._progress_timer = self._clock.call_at(now + _PROGRESS_PERIOD, self._on_progress)
+
+    def _work_in_progress(self, now: float) -> tuple[float, float]:
+        ages = [max(0.0, now - started) for started in self._processing.values()]
+        return sum(ages), max(ages, default=0.0)
+
+    # -- shutdown ---------------------------------------------------------------------
+
+    def shut_down(self) -> None:
+        """Stop at once: drop queued keys, ignore new adds, make every `get` raise.
+
+        Keys being processed may still be marked `done`. Also ends a pending
+        `shut_down_with_drain` without waiting for them.
+        """
+        self._stop()
+        if self._progress_timer is not None:
+            self._progress_timer.cancel()
+            self._progress_timer = None
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._drain_waiters.clear()
+
+    async def shut_down_with_drain(self) -> None:
+        """Shut down as `shut_down` does, then wait until every key handed out is done.
+
+        Workers must call `done` for their keys, or this waits forever: bound it with a
+        timeout, and call `shut_down` to stop waiting.
+        """
+        self._stop()
+        if not self._processing:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._drain_waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            waiter.cancel()
+
+    def _stop(self) -> None:
+        if self._shutting_down:
+            return
+        self._shutting_down = True
+        self._cancel_timer()
+        for entry in self._entries.values():
+            entry.state = _GONE
+        self._entries.clear()
+        self._levels.clear()
+        self._priorities.clear()
+        self._delay_heap.clear()
+        had_ready = self._ready_count
+        self._ready_count = 0
+        self._delayed_count = 0
+        if had_ready:
+            self._metrics.depth(0)
+        getters, self._getters = self._getters, deque()
+        for getter in getters:
+            if not getter.done():
+                getter.set_result(None)
+
+    @property
+    def shutting_down(self) -> bool:
+        """Whether `shut_down` or `shut_down_with_drain` was called."""
+        return self._shutting_down
+
+    # -- inspection -------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """The depth: keys ready to hand out now."""
+        self._promote_due()
+        return self._ready_count
+
+    def is_processing(self, key: K) -> bool:
+        """Whether ``key`` was handed out and is not done yet."""
+        return key in self._processing
+
+    def statistics(self) -> QueueStatistics:
+        """A snapshot of the queue's depth, counters and work in progress."""
+        self._promote_due()
+        unfinished, longest = self._work_in_progress(self._clock.now())
+        return QueueStatistics(
+            depth=self._ready_count,
+            delayed=self._delayed_count,
+            blocked=len(self._entries) - self._ready_count - self._delayed_count,
+            processing=len(self._processing),
+            adds=self._adds,
+            retries=self._retries,
+            longest_running_processor_seconds=longest,
+            unfinished_work_seconds=unfinished,
+            depth_by_priority=MappingProxyType(
+                {priority: level.count for priority, level in self._levels.items()}
+            ),
+        )
+
+    def __repr__(self) -> str:
+        state = " shut down" if self._shutting_down else ""
+        return (
+            f"<WorkQueue {self.name!r} depth={self._ready_count} "
+            f"delayed={self._delayed_count} processing={len(self._processing)}{state}>"
+        )
