@@ -1,0 +1,462 @@
+"""The raw HTTP door to the API server: one aiohttp session, auth, retries, streaming."""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Self
+
+import aiohttp
+import orjson
+from kubernetes_asyncio.client import Configuration
+from yarl import URL
+
+from pyctrl.clock import Clock, RealClock
+from pyctrl.config import Config
+from pyctrl.errors import APIError, ConfigError
+from pyctrl.log import get_logger
+from pyctrl.metrics import rest_client_requests_total
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+__all__ = ["RESTClient", "RequestObserver", "Response"]
+
+_log = get_logger("pyctrl.client")
+
+RequestObserver = Callable[[str, str, str, float], None]
+"""Called after every HTTP request with (method, code, host, latency seconds).
+
+``code`` is the status code as a string, or ``"<error>"`` when no response came.
+"""
+
+QueryValue = str | int | bool | Sequence[str]
+
+# Large objects (an etcd value may be 1.5 MiB) arrive in one watch line.
+_READ_BUFSIZE = 2**21
+_MAX_WARNINGS_REMEMBERED = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A successful (status < 400) answer from the API server.
+
+    Attributes:
+        status: The HTTP status code.
+        headers: The response headers (case-insensitive).
+        body: The raw body.
+    """
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        """The body decoded as JSON (with orjson)."""
+        return orjson.loads(self.body)
+
+
+def _ssl_context(configuration: Configuration) -> ssl.SSLContext:
+    try:
+        context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
+        if configuration.cert_file:
+            context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(
+            f"cannot set up TLS for {configuration.host}: {exc} "
+            f"(CA {configuration.ssl_ca_cert!r}, client certificate {configuration.cert_file!r})"
+        ) from exc
+    if not configuration.verify_ssl:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def _env_proxy(url: URL) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+    """The proxy HTTPS_PROXY / HTTP_PROXY / NO_PROXY name for ``url``, as client-go honours."""
+    from aiohttp.helpers import get_env_proxy_for_url
+
+    try:
+        return get_env_proxy_for_url(url)
+    except LookupError:
+        return None, None
+
+
+def _query_items(query: Mapping[str, QueryValue] | None) -> list[tuple[str, str]]:
+    items: list[tuple[str, str]] = []
+    for key, value in (query or {}).items():
+        if isinstance(value, bool):
+            items.append((key, "true" if value else "false"))
+        elif isinstance(value, str | int):
+            items.append((key, str(value)))
+        else:
+            items.extend((key, str(v)) for v in value)
+    return items
+
+
+def _retry_after(status: int, headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait before retrying, if the answer says to retry (as client-go's checkWait)."""
+    if status != 429 and status < 500:
+        return None
+    value = headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return max(seconds, 0.0)
+
+
+class RESTClient:
+    """The HTTP client every pyctrl request goes through (one aiohttp session).
+
+    It adds the ``Authorization`` header from the `pyctrl.config.Config` on every
+    request (so rotated tokens are used at once) and renews the credentials once on a
+    401. Answers of 429, or 5xx with a ``Retry-After`` header, are waited out and
+    retried up to ``retries`` times, as client-go does; GET requests whose connection
+    the server dropped are retried too. There is no client-side rate limit. Failures
+    raise the `pyctrl.errors.APIError` subclass for the answer; network failures raise
+    ``aiohttp.ClientError`` or `TimeoutError`.
+
+    The sessions are created on first use, inside the running event loop, and closed by
+    `aclose` (or leaving ``async with``).
+
+    Args:
+        config: A `pyctrl.config.Config`, or a kubernetes-asyncio ``Configuration``.
+        user_agent: The ``User-Agent`` header.
+        max_connections: Most connections open at once for ordinary requests; 0 for no
+            limit (the default). Streams (watches) have a separate pool without a limit,
+            so they never starve requests of connections.
+        retries: How many times a retryable answer is retried.
+        max_retry_wait: The longest ``Retry-After`` to wait out; a longer one raises at
+            once (the error's ``retry_after`` says how long the server asked for).
+        on_request: Called after every request with (method, code, host, latency);
+            pyctrl's ``rest_client_requests_total`` metric is counted in any case.
+        clock: The clock that times retry waits.
+    """
+
+    def __init__(
+        self,
+        config: Config | Configuration,
+        *,
+        user_agent: str | None = None,
+        max_connections: int = 0,
+        retries: int = 3,
+        max_retry_wait: float = 60.0,
+        on_request: RequestObserver | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        if isinstance(config, Configuration):
+            config = Config.from_configuration(config)
+        if not isinstance(config, Config):
+            raise TypeError(
+                f"RESTClient needs a pyctrl.config.Config or a kubernetes_asyncio "
+                f"Configuration, not {type(config).__qualname__}"
+            )
+        if retries < 0:
+            raise ValueError(f"retries must be >= 0, got {retries}")
+        if max_connections < 0:
+            raise ValueError(f"max_connections must be >= 0, got {max_connections}")
+        host = config.host
+        if not host.startswith(("http://", "https://")):
+            raise ConfigError(f"{config.source}: server address {host!r} is not an http(s) URL")
+        self.config = config
+        self._base = host
+        self._host_label = URL(host).host_port_subcomponent or host
+        if user_agent is None:
+            from pyctrl import __version__
+
+            user_agent = f"pyctrl/{__version__}"
+        self._user_agent = user_agent
+        self._max_connections = max_connections
+        self._retries = retries
+        self._max_retry_wait = max_retry_wait
+        self._on_request = on_request
+        self._clock = clock or RealClock()
+        self._session: aiohttp.ClientSession | None = None
+        self._stream_session: aiohttp.ClientSession | None = None
+        self._closed = False
+        self._warnings_seen: set[str] = set()
+        configuration = config.configuration
+        self._proxy: URL | None = URL(configuration.proxy) if configuration.proxy else None
+        self._proxy_auth: aiohttp.BasicAuth | None = None
+        if self._proxy is None:
+            self._proxy, self._proxy_auth = _env_proxy(URL(host))
+        self._proxy_headers: Mapping[str, str] | None = configuration.proxy_headers or None
+        self._server_hostname: str | None = configuration.tls_server_name or None
+        self._ssl: ssl.SSLContext | None = (
+            _ssl_context(configuration) if host.startswith("https://") else None
+        )
+
+    @property
+    def host(self) -> str:
+        """The API server URL."""
+        return self._base
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the sessions and every connection (watch streams included)."""
+        self._closed = True
+        sessions = (self._session, self._stream_session)
+        self._session = self._stream_session = None
+        for session in sessions:
+            if session is not None:
+                await session.close()
+
+    def _new_session(self, limit: int) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(limit=limit, limit_per_host=0, ssl=self._ssl or True)
+        return aiohttp.ClientSession(
+            connector=connector,
+            read_bufsize=_READ_BUFSIZE,
+            # The environment's proxy was resolved once, in __init__: trust_env would
+            # look it (and ~/.netrc) up again in a thread on every request.
+            trust_env=False,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            timeout=aiohttp.ClientTimeout(total=None),
+            skip_auto_headers=("Content-Type",),
+        )
+
+    def _get_session(self, *, streaming: bool) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("RESTClient is closed")
+        # Watches hold their connection for minutes: they get their own unlimited pool,
+        # so that no number of watches can starve ordinary requests of connections.
+        if streaming:
+            if self._stream_session is None:
+                self._stream_session = self._new_session(0)
+            return self._stream_session
+        if self._session is None:
+            self._session = self._new_session(self._max_connections)
+        return self._session
+
+    def _observe(self, method: str, code: str, started: float) -> None:
+        latency = time.perf_counter() - started
+        rest_client_requests_total.labels(code=code, method=method, host=self._host_label).inc()
+        if self._on_request is not None:
+            self._on_request(method, code, self._host_label, latency)
+
+    def _log_warnings(self, response: aiohttp.ClientResponse) -> None:
+        for header in response.headers.getall("Warning", ()):
+            # `299 - "message"`: log each message once, like client-go's deduplicating handler.
+            text = (
+                header.split(" ", 2)[-1].strip().strip('"') if header.startswith("299") else header
+            )
+            if text in self._warnings_seen:
+                continue
+            if len(self._warnings_seen) < _MAX_WARNINGS_REMEMBERED:
+                self._warnings_seen.add(text)
+            _log.warning("API server warning", warning=text, url=str(response.url))
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, QueryValue] | None,
+        body: bytes | None,
+        content_type: str | None,
+        accept: str,
+        client_timeout: aiohttp.ClientTimeout,
+        streaming: bool = False,
+    ) -> aiohttp.ClientResponse:
+        """Send with auth and retries; return the open response of a success (< 400)."""
+        if not path.startswith("/"):
+            raise ValueError(f"request path must start with '/': {path!r}")
+        session = self._get_session(streaming=streaming)
+        url = URL(self._base + path)
+        params = _query_items(query)
+        headers = {"Accept": accept, "User-Agent": self._user_agent}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        refreshed = False
+        attempt = 0
+        while True:
+            authorization = await self.config.authorization()
+            if authorization:
+                headers["Authorization"] = authorization
+            else:
+                headers.pop("Authorization", None)
+            started = time.perf_counter()
+            try:
+                response = await session.request(
+                    method,
+                    url,
+                    params=params,
+                    data=body,
+                    headers=headers,
+                    timeout=client_timeout,
+                    proxy=self._proxy,
+                    proxy_auth=self._proxy_auth,
+                    proxy_headers=self._proxy_headers,
+                    server_hostname=self._server_hostname,
+                )
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientConnectionResetError):
+                self._observe(method, "<error>", started)
+                # A pooled connection the server had closed: safe to resend a read.
+                if method == "GET" and attempt < self._retries:
+                    attempt += 1
+                    continue
+                raise
+            except (aiohttp.ClientError, TimeoutError):
+                self._observe(method, "<error>", started)
+                raise
+            status = response.status
+            self._observe(method, str(status), started)
+            if "Warning" in response.headers:
+                self._log_warnings(response)
+            if status < 400:
+                return response
+            try:
+                error_body = await response.read()
+            finally:
+                response.release()
+            if status == 401 and not refreshed:
+                refreshed = True
+                if await self.config.refresh_credentials(force=True):
+                    continue
+            wait = _retry_after(status, response.headers)
+            if wait is not None and attempt < self._retries and wait <= self._max_retry_wait:
+                attempt += 1
+                _log.debug(
+                    "retrying after server asked to wait",
+                    method=method,
+                    path=path,
+                    status=status,
+                    seconds=wait,
+                    attempt=attempt,
+                )
+                await self._clock.sleep(wait)
+                continue
+            raise APIError.from_status(status, error_body, response.headers.get("Retry-After"))
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, QueryValue] | None = None,
+        body: bytes | None = None,
+        content_type: str | None = None,
+        accept: str = "application/json",
+        timeout: float = 60.0,  # noqa: ASYNC109  # per attempt: retry waits are not counted
+    ) -> Response:
+        """Send one request and read the whole answer.
+
+        Args:
+            method: ``GET``, ``POST``, ``PUT``, ``PATCH`` or ``DELETE``.
+            path: The URL path, e.g. ``/api/v1/namespaces/default/pods``.
+            query: Query parameters; a sequence value repeats the parameter.
+            body: The encoded request body.
+            content_type: The body's media type (``application/merge-patch+json``...).
+            accept: The media types accepted in the answer.
+            timeout: Seconds allowed for each attempt, connection included.
+
+        Returns:
+            The answer, when its status is below 400.
+
+        Raises:
+            pyctrl.errors.APIError: The server refused the request (the subclass says why),
+                after any retries.
+            aiohttp.ClientError: The connection failed.
+            TimeoutError: The attempt took longer than ``timeout``.
+        """
+        response = await self._send(
+            method.upper(),
+            path,
+            query=query,
+            body=body,
+            content_type=content_type,
+            accept=accept,
+            client_timeout=aiohttp.ClientTimeout(total=timeout),
+        )
+        try:
+            data = await response.read()
+        finally:
+            response.release()
+        return Response(status=response.status, headers=response.headers, body=data)
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self,
+        path: str,
+        *,
+        query: Mapping[str, QueryValue] | None = None,
+        accept: str = "application/json",
+        read_timeout: float,
+        connect_timeout: float = 30.0,
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        """Open a streaming GET (a watch) and iterate its lines.
+
+        Use as ``async with rest.stream(path, query=..., read_timeout=...) as lines:``;
+        ``async for line in lines`` yields each non-empty line (one JSON watch event) as
+        bytes, until the server ends the stream. Leaving the block closes the connection.
+
+        Args:
+            path: The URL path.
+            query: Query parameters (``watch=true``, ``resourceVersion``...).
+            accept: The media types accepted.
+            read_timeout: Seconds without any data after which the stream is considered
+                dead; set it above the server's ``timeoutSeconds`` and bookmark interval.
+            connect_timeout: Seconds allowed to connect.
+
+        Raises:
+            pyctrl.errors.APIError: The server answered with a failure (raised on entry).
+            TimeoutError: No data arrived for ``read_timeout`` seconds (raised while
+                iterating).
+        """
+        response = await self._send(
+            "GET",
+            path,
+            query=query,
+            body=None,
+            content_type=None,
+            accept=accept,
+            client_timeout=aiohttp.ClientTimeout(
+                total=None, sock_connect=connect_timeout, sock_read=read_timeout
+            ),
+            streaming=True,
+        )
+        try:
+            yield _lines(response, read_timeout)
+        finally:
+            # Never hand a half-read stream back to the pool.
+            response.close()
+
+
+async def _lines(response: aiohttp.ClientResponse, read_timeout: float) -> AsyncIterator[bytes]:
+    buffer = bytearray()
+    content = response.content
+    while True:
+        try:
+            chunk = await content.readany()
+        except TimeoutError as exc:
+            raise TimeoutError(
+                f"no data from {response.url.path} for {read_timeout} s: the stream is stalled"
+            ) from exc
+        if not chunk:
+            break
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n", start)) >= 0:
+            line = bytes(buffer[start:end]).strip()
+            start = end + 1
+            if line:
+                yield line
+        del buffer[:start]
+    rest = bytes(buffer).strip()
+    if rest:
+        yield rest

@@ -1,0 +1,72 @@
+"""Package crd generates CustomResourceDefinitions from typed custom resources.
+
+It is pyctrl's controller-gen. A `pyctrl.resource.CustomResource` class already says
+everything a CRD needs: its identity and options in its class keywords, its schema in
+its pydantic fields. `crd_for` turns the classes that are the versions of one kind into
+an ``apiextensions.k8s.io/v1`` CustomResourceDefinition; `crds_for` does it for many
+kinds at once; `to_yaml` writes the result as YAML that ``kubectl apply -f`` accepts::
+
+    print(to_yaml(crd_for(MySrvV1alpha1, MySrv)))
+
+The ``openAPIV3Schema`` of each version (`schema_for`) is structural, as the API server
+requires: field types map to OpenAPI types (``int`` -> integer, ``datetime`` ->
+``date-time`` string, ``Optional[X]`` -> ``X`` with ``nullable: true``, ``dict[str, X]``
+-> ``additionalProperties``, ``Literal`` and ``Enum`` -> ``enum``, ``Any`` -> unknown
+fields preserved), pydantic constraints (``Field(ge=1, max_length=63, pattern=...)``)
+become validations, defaults are written in wire form, property names are the camelCase
+wire names, and descriptions come from ``Field(description=...)`` and docstrings (a
+class's ``Attributes:`` section describes its fields) the way controller-gen reads Go
+comments. Types with no structural form (recursive models, unions other than
+``Optional`` and `IntOrString`) raise `pyctrl.errors.SchemaError` naming the class and
+field.
+
+What controller-gen's ``+kubebuilder`` comment markers do, markers do here, as
+``typing.Annotated`` metadata: `ListType`, `MapType`, `PreserveUnknownFields`,
+`EmbeddedResource`, `XValidation` (CEL rules; also a class decorator for rules that
+relate fields), `Format`, `Description`, `Schemaless`; and the types `IntOrString`,
+`Quantity`, `Int32` and `Int64`. `Marker` is the base class for writing your own.
+"""
+
+from __future__ import annotations
+
+from pyctrl.crd._crd import crd_for, crds_for, version_priority_key
+from pyctrl.crd._generate import schema_for
+from pyctrl.crd._markers import (
+    ClassMarker,
+    Description,
+    EmbeddedResource,
+    Format,
+    Int32,
+    Int64,
+    IntOrString,
+    ListType,
+    MapType,
+    Marker,
+    PreserveUnknownFields,
+    Quantity,
+    Schemaless,
+    XValidation,
+)
+from pyctrl.crd._yaml import to_yaml
+
+__all__ = [
+    "ClassMarker",
+    "Description",
+    "EmbeddedResource",
+    "Format",
+    "Int32",
+    "Int64",
+    "IntOrString",
+    "ListType",
+    "MapType",
+    "Marker",
+    "PreserveUnknownFields",
+    "Quantity",
+    "Schemaless",
+    "XValidation",
+    "crd_for",
+    "crds_for",
+    "schema_for",
+    "to_yaml",
+    "version_priority_key",
+]
