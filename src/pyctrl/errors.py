@@ -27,7 +27,8 @@ The tree::
         └── ServerTimeoutError          504 or reason ServerTimeout / Timeout
 
 Modules add their own errors under `PyctrlError`, next to the code that raises them:
-``pyctrl.workqueue.ShutDownError``, ``pyctrl.cache.CacheNotReadyError``,
+``pyctrl.workqueue.ShutDownError``, ``pyctrl.cache.CacheNotReadyError`` and
+``CacheNotStartedError``,
 ``pyctrl.client.NoKindMatchError`` and ``PatchError``,
 ``pyctrl.leaderelection.LeaderElectionLostError``,
 ``pyctrl.controllerutil.AlreadyOwnedError``, ``pyctrl.webhook.InvalidObjectError``.

@@ -1,0 +1,761 @@
+"""Shared informers: one store and one set of reflectors per type, many event handlers.
+
+A `SharedInformer` owns the store for one GroupVersionKind (full objects, or metadata
+only), the reflectors that fill it (one for all namespaces, or one per watched
+namespace), and the event handlers registered on it. Each handler gets its own queue
+and its own task, so a slow handler delays only itself, and a failing one is logged
+and counted without stopping anything. `Informer` is the typed view of a shared
+informer that users hold: the objects it hands to handlers are of the view's type.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from pyctrl import metrics
+from pyctrl.cache._backoff import Backoff, BackoffPolicy
+from pyctrl.cache._reflector import ListerWatcher, Reflector
+from pyctrl.cache._store import Entry, Key, Store, decode
+from pyctrl.errors import CacheSyncTimeoutError
+from pyctrl.log import get_logger
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Iterable, Sequence
+
+    from pyctrl.clock import Clock, TimerHandle
+    from pyctrl.labels import Selector
+    from pyctrl.meta import GroupVersionKind
+    from pyctrl.scheme import Scheme
+
+__all__ = [
+    "HandlerRegistration",
+    "Informer",
+    "InformerConfig",
+    "InformerStatus",
+    "ResourceEventHandler",
+    "ResourceEventHandlerFuncs",
+    "SharedInformer",
+    "TypeSource",
+]
+
+T = TypeVar("T")
+T_contra = TypeVar("T_contra", contravariant=True)
+
+_log = get_logger("pyctrl.cache")
+
+_ADD, _UPDATE, _DELETE, _SYNCED = 0, 1, 2, 3
+_SLOW_HANDLER = 1.0
+_YIELD_EVERY = 64
+
+_Note = tuple[int, Entry | None, Entry | None, bool]
+
+
+class ResourceEventHandler(Protocol[T_contra]):
+    """Receives an informer's notifications (an extension point).
+
+    Methods may be plain functions or coroutines. They are called in order, one at a
+    time, for each handler; objects are fresh copies the handler may keep or modify.
+    `ResourceEventHandlerFuncs` adapts plain functions.
+    """
+
+    def add(self, obj: T_contra, is_in_initial_list: bool) -> Awaitable[None] | None:
+        """An object appeared; ``is_in_initial_list`` when it was there before the handler."""
+        ...
+
+    def update(self, old: T_contra, new: T_contra) -> Awaitable[None] | None:
+        """An object changed. A periodic resync calls it with equal resourceVersions."""
+        ...
+
+    def delete(self, obj: T_contra, delete_state_unknown: bool) -> Awaitable[None] | None:
+        """An object is gone.
+
+        ``delete_state_unknown`` is True when the delete itself was missed and found by a
+        re-list: ``obj`` is then the last state the cache knew.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class ResourceEventHandlerFuncs(Generic[T]):
+    """A `ResourceEventHandler` made of optional functions (client-go's ``...Funcs``)."""
+
+    add_func: Callable[[T, bool], Awaitable[None] | None] | None = None
+    update_func: Callable[[T, T], Awaitable[None] | None] | None = None
+    delete_func: Callable[[T, bool], Awaitable[None] | None] | None = None
+
+    def add(self, obj: T, is_in_initial_list: bool) -> Awaitable[None] | None:
+        """Call ``add_func`` if set."""
+        return self.add_func(obj, is_in_initial_list) if self.add_func else None
+
+    def update(self, old: T, new: T) -> Awaitable[None] | None:
+        """Call ``update_func`` if set."""
+        return self.update_func(old, new) if self.update_func else None
+
+    def delete(self, obj: T, delete_state_unknown: bool) -> Awaitable[None] | None:
+        """Call ``delete_func`` if set."""
+        return self.delete_func(obj, delete_state_unknown) if self.delete_func else None
+
+
+class TypeSource(ListerWatcher, Protocol):
+    """A `ListerWatcher` that also knows whether its type is namespaced."""
+
+    async def namespaced(self) -> bool:
+        """Resolve the type on the server; raise if the server does not serve it (yet)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class InformerConfig:
+    """How one shared informer lists, watches, stores and recovers.
+
+    Attributes:
+        namespaces: Namespaces to watch; empty for all. Ignored for cluster-scoped types.
+        transform: Applied to every object (as decoded JSON) before it is stored.
+        metadata_only: Keep only ``apiVersion``, ``kind`` and ``metadata``.
+        resync_period: Base seconds between resyncs (jittered by [0.9, 1.1)); None: never.
+        backoff: Retry policy for failed lists and watches.
+        page_size: Objects per list page.
+        min_watch_timeout: Watches last a random time in [min, 2*min) seconds.
+        idle_timeout: Seconds of silence after which a watch is presumed dead.
+        unhealthy_after: Seconds of continuous failure after which it reports unhealthy.
+    """
+
+    namespaces: tuple[str, ...] = ()
+    transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    metadata_only: bool = False
+    resync_period: float | None = 36000.0
+    backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
+    page_size: int | None = 500
+    min_watch_timeout: float = 300.0
+    idle_timeout: float | None = 330.0
+    unhealthy_after: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class InformerStatus:
+    """A snapshot of an informer's health, for readiness checks, metrics and humans.
+
+    Attributes:
+        gvk: The type.
+        metadata_only: Whether only metadata is cached.
+        state: ``pending`` (not started), ``resolving`` (finding the type on the server),
+            ``listing``, ``connecting`` (opening a watch), ``watching`` (every watch
+            open), ``backoff`` (waiting to retry) or ``stopped``.
+        synced: Every reflector has completed its first list.
+        healthy: No reflector has been failing for longer than ``unhealthy_after``.
+        objects: How many objects the store holds.
+        last_error: The most recent failure, or None if none happened.
+        last_error_time: Clock time of that failure.
+        last_sync_time: Clock time of the last completed (re-)list.
+        reconnects: Watches re-established (after timeouts, drops and failures).
+        relists: Lists after the first one (410 Gone, errors).
+        handler_errors: Exceptions raised by event handlers.
+        resource_version: The last resourceVersion seen (one reflector only).
+    """
+
+    gvk: GroupVersionKind
+    metadata_only: bool
+    state: str
+    synced: bool
+    healthy: bool
+    objects: int
+    last_error: str | None
+    last_error_time: float | None
+    last_sync_time: float | None
+    reconnects: int
+    relists: int
+    handler_errors: int
+    resource_version: str
+
+
+class _Listener:
+    """Delivers notifications to one handler, in order, from its own task."""
+
+    def __init__(
+        self,
+        informer: SharedInformer,
+        handler: ResourceEventHandler[Any],
+        type_: type[Any],
+    ) -> None:
+        self._informer = informer
+        self.handler = handler
+        self.type_ = type_
+        self._queue: deque[_Note] = deque()
+        self._wake = asyncio.Event()
+        self.synced = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+        self.errors = 0
+
+    def push(self, note: _Note) -> None:
+        self._queue.append(note)
+        self._wake.set()
+
+    @property
+    def backlog(self) -> int:
+        return len(self._queue)
+
+    async def run(self) -> None:
+        delivered = 0
+        while True:
+            while not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+            kind, old, new, flag = self._queue.popleft()
+            if kind == _SYNCED:
+                self.synced.set()
+                continue
+            started = time.perf_counter()
+            try:
+                result = self._call(kind, old, new, flag)
+                if result is not None and inspect.isawaitable(result):
+                    await result
+                else:
+                    delivered += 1
+                    if delivered % _YIELD_EVERY == 0:
+                        await asyncio.sleep(0)  # a long initial list must not starve the loop
+            except Exception:
+                self.errors += 1
+                self._informer.handler_failed(self)
+            elapsed = time.perf_counter() - started
+            if elapsed > _SLOW_HANDLER:
+                _log.warning(
+                    "event handler is slow",
+                    type=self._informer.description,
+                    handler=_name(self.handler),
+                    seconds=round(elapsed, 3),
+                    backlog=len(self._queue),
+                )
+
+    def _call(self, kind: int, old: Entry | None, new: Entry | None, flag: bool) -> Any:
+        to = self._informer.decode_as
+        if kind == _ADD:
+            assert new is not None
+            return self.handler.add(to(new, self.type_), flag)
+        if kind == _UPDATE:
+            assert old is not None
+            assert new is not None
+            return self.handler.update(to(old, self.type_), to(new, self.type_))
+        assert new is not None
+        return self.handler.delete(to(new, self.type_), flag)
+
+
+def _name(handler: object) -> str:
+    return getattr(handler, "__qualname__", None) or type(handler).__qualname__
+
+
+class HandlerRegistration:
+    """Returned by `Informer.add_event_handler`: the handler's sync state, and removal."""
+
+    def __init__(self, informer: SharedInformer, listener: _Listener) -> None:
+        self._informer = informer
+        self._listener = listener
+
+    def synced(self) -> bool:
+        """True once the handler has been given every object of the informer's first list."""
+        return self._listener.synced.is_set()
+
+    async def wait_synced(self) -> None:
+        """Wait until `synced` is true."""
+        await self._listener.synced.wait()
+
+    @property
+    def errors(self) -> int:
+        """How many times the handler raised."""
+        return self._listener.errors
+
+    @property
+    def backlog(self) -> int:
+        """Notifications waiting for the handler."""
+        return self._listener.backlog
+
+    def remove(self) -> None:
+        """Stop delivering to the handler (pending notifications are dropped)."""
+        self._informer.remove_listener(self._listener)
+
+
+class SharedInformer:
+    """The store, reflectors and handlers of one type: see the module documentation.
+
+    Args:
+        gvk: The type.
+        source: Resolves, lists and watches the type.
+        config: Options.
+        scheme: Decodes objects into typed ones for handlers and reads.
+        clock: Times backoff, resyncs and health.
+        random: Jitter source, floats in [0, 1).
+    """
+
+    def __init__(
+        self,
+        *,
+        gvk: GroupVersionKind,
+        source: TypeSource,
+        config: InformerConfig,
+        scheme: Scheme,
+        clock: Clock,
+        random: Callable[[], float],
+    ) -> None:
+        self.gvk = gvk
+        self.config = config
+        self.store = Store()
+        self._source = source
+        self._scheme = scheme
+        self._clock = clock
+        self._random = random
+        self.description = f"{gvk.api_version}/{gvk.kind}" + (
+            " (metadata)" if config.metadata_only else ""
+        )
+        self._label = self.description
+        self._log = _log.bind(type=self.description)
+        self._listeners: list[_Listener] = []
+        self._reflectors: list[Reflector] = []
+        self._tg: asyncio.TaskGroup | None = None
+        self._synced = asyncio.Event()
+        self._running = False
+        self._stopped = False
+        self._resolving = False
+        self._resolve_error: str | None = None
+        self._resolve_error_time: float | None = None
+        self._resolve_failing_since: float | None = None
+        self.namespaced: bool | None = None
+        self._handler_errors = 0
+        self._health_timer: TimerHandle | None = None
+        self._published_reconnects = 0
+
+    # running -----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Resolve the type, then list and watch it until cancelled."""
+        if self._running:
+            raise RuntimeError(f"informer for {self.description} is running already")
+        self._running = True
+        self._publish()
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._tg = tg
+                for listener in self._listeners:
+                    self._start_listener(listener)
+                if self.config.resync_period:
+                    tg.create_task(self._resync_loop(), name=f"resync {self.description}")
+                self.namespaced = await self._resolve()
+                scopes: Sequence[str | None] = (
+                    self.config.namespaces if self.namespaced and self.config.namespaces else [None]
+                )
+                for namespace in scopes:
+                    reflector = Reflector(
+                        source=self._source,
+                        sink=self,
+                        prepare=self.prepare,
+                        clock=self._clock,
+                        random=self._random,
+                        namespace=namespace,
+                        description=self.description,
+                        backoff=self.config.backoff,
+                        page_size=self.config.page_size,
+                        min_watch_timeout=self.config.min_watch_timeout,
+                        idle_timeout=self.config.idle_timeout,
+                    )
+                    self._reflectors.append(reflector)
+                    tg.create_task(
+                        reflector.run(), name=f"reflector {self.description} {namespace or '*'}"
+                    )
+        finally:
+            self._tg = None
+            self._stopped = True
+            if self._health_timer is not None:
+                self._health_timer.cancel()
+            metrics.informer_synced.labels(self._label).set(0)
+            metrics.informer_healthy.labels(self._label).set(0)
+
+    async def _resolve(self) -> bool:
+        backoff = Backoff(self.config.backoff, self._clock, self._random)
+        self._resolving = True
+        try:
+            while True:
+                try:
+                    namespaced = await self._source.namespaced()
+                except Exception as exc:
+                    now = self._clock.now()
+                    delay = backoff.next_delay()
+                    self._resolve_error = (
+                        f"cannot find {self.description} on the API server: "
+                        f"{type(exc).__name__}: {exc}"
+                    )
+                    self._resolve_error_time = now
+                    if self._resolve_failing_since is None:
+                        self._resolve_failing_since = now
+                    self._log.warning(
+                        "no REST mapping for type; retrying",
+                        error=self._resolve_error,
+                        retry_in=round(delay, 3),
+                    )
+                    self._publish()
+                    await self._clock.sleep(delay)
+                else:
+                    self._resolve_failing_since = None
+                    return namespaced
+        finally:
+            self._resolving = False
+
+    async def _resync_loop(self) -> None:
+        period = self.config.resync_period
+        assert period
+        while True:
+            await self._clock.sleep(period * (0.9 + 0.2 * self._random()))
+            if not self._synced.is_set():
+                continue
+            entries = [entry for _, entry in self.store.items()]
+            self._log.debug("resync", objects=len(entries))
+            for listener in self._listeners:
+                for entry in entries:
+                    listener.push((_UPDATE, entry, entry, False))
+
+    # store and notifications ---------------------------------------------------------------
+
+    def prepare(self, obj: dict[str, Any]) -> tuple[Key, Entry]:
+        """Normalise, transform and encode an object from the server for the store."""
+        gvk = self.gvk
+        if self.config.metadata_only:
+            obj = {
+                "apiVersion": gvk.api_version,
+                "kind": gvk.kind,
+                "metadata": obj.get("metadata") or {},
+            }
+        elif obj.get("kind") != gvk.kind or obj.get("apiVersion") != gvk.api_version:
+            # Items of typed lists come without apiVersion and kind.
+            obj["apiVersion"] = gvk.api_version
+            obj["kind"] = gvk.kind
+        transform = self.config.transform
+        if transform is not None:
+            obj = transform(obj)
+        return self.store.encode(obj)
+
+    def _notify(self, note: _Note) -> None:
+        for listener in self._listeners:
+            listener.push(note)
+
+    def replaced(self, reflector: Reflector, items: list[tuple[Key, Entry]]) -> None:
+        """Apply a completed list from ``reflector``; see `ReflectorSink`."""
+        initial = not reflector.listed and not self._synced.is_set()
+        for _, old, new in self.store.replace(items, reflector.namespace):
+            if old is None:
+                assert new is not None
+                self._notify((_ADD, None, new, initial))
+            elif new is None:
+                self._notify((_DELETE, None, old, True))
+            else:
+                self._notify((_UPDATE, old, new, False))
+
+    def changed(self, reflector: Reflector, event_type: str, key: Key, entry: Entry) -> None:
+        """Apply a watch event from ``reflector``; see `ReflectorSink`."""
+        if event_type == "DELETED":
+            if self.store.remove(key) is not None:
+                self._notify((_DELETE, None, entry, False))
+            return
+        old = self.store.upsert(key, entry)
+        if old is None:
+            self._notify((_ADD, None, entry, False))
+        elif old.resource_version != entry.resource_version:
+            self._notify((_UPDATE, old, entry, False))
+
+    def status_changed(self, reflector: Reflector) -> None:
+        """Note a reflector's progress; see `ReflectorSink`."""
+        if (
+            not self._synced.is_set()
+            and self._reflectors
+            and all(r.listed for r in self._reflectors)
+        ):
+            self._synced.set()
+            self._log.info("informer synced", objects=len(self.store))
+            for listener in self._listeners:
+                if not listener.synced.is_set():
+                    listener.push((_SYNCED, None, None, False))
+        self._publish()
+
+    def decode_as(self, entry: Entry, type_: type[T]) -> T:
+        """A new object of ``type_`` from a stored entry."""
+        return decode(entry.data, type_, scheme=self._scheme, gvk=self.gvk)
+
+    # handlers ------------------------------------------------------------------------------
+
+    def add_listener(self, handler: ResourceEventHandler[Any], type_: type[Any]) -> _Listener:
+        """Register a handler; it is first given every object already stored."""
+        listener = _Listener(self, handler, type_)
+        for _, entry in self.store.items():
+            listener.push((_ADD, None, entry, True))
+        if self._synced.is_set():
+            listener.push((_SYNCED, None, None, False))
+        self._listeners.append(listener)
+        if self._tg is not None:
+            self._start_listener(listener)
+        return listener
+
+    def _start_listener(self, listener: _Listener) -> None:
+        assert self._tg is not None
+        listener.task = self._tg.create_task(
+            listener.run(), name=f"handler {_name(listener.handler)} of {self.description}"
+        )
+
+    def remove_listener(self, listener: _Listener) -> None:
+        """Unregister a handler and stop its task."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+        if listener.task is not None:
+            listener.task.cancel()
+
+    def handler_failed(self, listener: _Listener) -> None:
+        """Log and count an exception raised by a handler (called from its except block)."""
+        self._handler_errors += 1
+        self._log.exception("event handler raised", handler=_name(listener.handler))
+
+    # indexes -------------------------------------------------------------------------------
+
+    def add_index(self, name: str, extract: Callable[[dict[str, Any]], Iterable[str]]) -> None:
+        """Add a field index over the stored objects (as decoded JSON)."""
+        self.store.add_indexer(name, extract)
+
+    def has_index(self, name: str) -> bool:
+        """True if a field index of that name exists."""
+        return self.store.has_index(name)
+
+    def select(
+        self,
+        *,
+        namespace: str | None,
+        labels: Selector | None,
+        fields: Sequence[tuple[str, str]],
+    ) -> list[tuple[Key, Entry]]:
+        """The stored objects matching a namespace, label selector and exact field matches.
+
+        Fields are ``metadata.name``, ``metadata.namespace`` or field index names.
+
+        Raises:
+            ValueError: a field is neither of those.
+        """
+        candidates: set[Key] | None = None
+        for name, value in fields:
+            if name == "metadata.namespace":
+                if namespace is not None and namespace != value:
+                    return []
+                namespace = value
+            elif name != "metadata.name":
+                if not self.store.has_index(name):
+                    raise ValueError(
+                        f"field selector {name!r} cannot be served by the cache for "
+                        f"{self.description}: add a field index first with "
+                        f"cache.index_field(type_, {name!r}, extract)"
+                    )
+                keys = self.store.by_index(name, value)
+                candidates = set(keys) if candidates is None else candidates & keys
+        names = {value for name, value in fields if name == "metadata.name"}
+        if candidates is None:
+            pairs = list(self.store.items(namespace))
+        else:
+            pairs = []
+            for key in candidates:
+                if namespace is not None and key[0] != namespace:
+                    continue
+                entry = self.store.get(key)
+                if entry is not None:
+                    pairs.append((key, entry))
+        if len(names) > 1:
+            return []
+        if names:
+            (only,) = names
+            pairs = [(key, entry) for key, entry in pairs if key[1] == only]
+        if labels is not None and not labels.empty:
+            pairs = [(key, entry) for key, entry in pairs if labels.matches(entry.labels)]
+        pairs.sort(key=lambda pair: pair[0])
+        return pairs
+
+    # health --------------------------------------------------------------------------------
+
+    def synced(self) -> bool:
+        """True once every reflector has completed its first list."""
+        return self._synced.is_set()
+
+    async def wait_synced(
+        self,
+        timeout: float | None = None,  # noqa: ASYNC109 - measured on the informer's clock
+    ) -> None:
+        """Wait until synced.
+
+        Raises:
+            CacheSyncTimeoutError: not synced within ``timeout`` seconds (clock time).
+        """
+        if self._synced.is_set():
+            return
+        deadline = None if timeout is None else self._clock.now() + timeout
+        try:
+            async with self._clock.timeout_at(deadline):
+                await self._synced.wait()
+        except TimeoutError:
+            raise CacheSyncTimeoutError(
+                f"informer for {self.description} did not sync within {timeout:g}s"
+                + (f"; last error: {self.last_error()}" if self.last_error() else "")
+            ) from None
+
+    def _failing_since(self) -> float | None:
+        times = [r.failing_since for r in self._reflectors if r.failing_since is not None]
+        if self._resolve_failing_since is not None:
+            times.append(self._resolve_failing_since)
+        return min(times) if times else None
+
+    def healthy(self) -> bool:
+        """False once a list, watch or type lookup has failed for ``unhealthy_after`` seconds."""
+        if self._stopped:
+            return False
+        since = self._failing_since()
+        return since is None or self._clock.now() - since < self.config.unhealthy_after
+
+    def last_error(self) -> str | None:
+        """The most recent failure message, if any."""
+        errors = [
+            (r.last_error_time, r.last_error)
+            for r in self._reflectors
+            if r.last_error is not None and r.last_error_time is not None
+        ]
+        if self._resolve_error is not None and self._resolve_error_time is not None:
+            errors.append((self._resolve_error_time, self._resolve_error))
+        return max(errors)[1] if errors else None
+
+    def _state(self) -> str:
+        if self._stopped:
+            return "stopped"
+        if not self._running:
+            return "pending"
+        if self._resolving or not self._reflectors:
+            return "resolving"
+        states = {type(r.state).__name__ for r in self._reflectors}
+        if "BackingOff" in states:
+            return "backoff"
+        if "Listing" in states:
+            return "listing"
+        if not all(r.watching for r in self._reflectors):
+            return "connecting"
+        return "watching"
+
+    def status(self) -> InformerStatus:
+        """A snapshot of the informer's state and health."""
+        last_error = self.last_error()
+        error_times = [r.last_error_time for r in self._reflectors if r.last_error_time]
+        if self._resolve_error_time is not None:
+            error_times.append(self._resolve_error_time)
+        sync_times = [r.last_sync_time for r in self._reflectors if r.last_sync_time is not None]
+        return InformerStatus(
+            gvk=self.gvk,
+            metadata_only=self.config.metadata_only,
+            state=self._state(),
+            synced=self.synced(),
+            healthy=self.healthy(),
+            objects=len(self.store),
+            last_error=last_error,
+            last_error_time=max(error_times) if error_times else None,
+            last_sync_time=max(sync_times) if sync_times else None,
+            reconnects=sum(r.reconnects for r in self._reflectors),
+            relists=sum(r.relists for r in self._reflectors),
+            handler_errors=self._handler_errors,
+            resource_version=(
+                self._reflectors[0].resource_version if len(self._reflectors) == 1 else ""
+            ),
+        )
+
+    def _publish(self) -> None:
+        """Update the metrics and arm a timer for the moment health runs out."""
+        reconnects = sum(r.reconnects + r.relists for r in self._reflectors)
+        counter = metrics.informer_reconnects_total.labels(self._label)
+        if reconnects > self._published_reconnects:
+            counter.inc(reconnects - self._published_reconnects)
+        self._published_reconnects = reconnects
+        metrics.informer_synced.labels(self._label).set(1 if self.synced() else 0)
+        metrics.informer_healthy.labels(self._label).set(1 if self.healthy() else 0)
+        if self._health_timer is not None:
+            self._health_timer.cancel()
+            self._health_timer = None
+        since = self._failing_since()
+        if since is not None and self.healthy() and self._running and not self._stopped:
+            self._health_timer = self._clock.call_at(
+                since + self.config.unhealthy_after, self._publish
+            )
+
+
+class Informer(Generic[T]):
+    """A typed view of a shared informer: what `pyctrl.cache.Cache.get_informer` returns.
+
+    Several views of different Python types (a model class, `Unstructured`,
+    `PartialObjectMetadata`...) may share one informer; each hands its handlers objects
+    of its own type.
+    """
+
+    __slots__ = ("_shared", "_type")
+
+    def __init__(self, shared: SharedInformer, type_: type[T]) -> None:
+        self._shared = shared
+        self._type = type_
+
+    @property
+    def gvk(self) -> GroupVersionKind:
+        """The GroupVersionKind the informer watches."""
+        return self._shared.gvk
+
+    @property
+    def type_(self) -> type[T]:
+        """The Python type handlers of this view receive."""
+        return self._type
+
+    @property
+    def metadata_only(self) -> bool:
+        """Whether only metadata is cached."""
+        return self._shared.config.metadata_only
+
+    def add_event_handler(self, handler: ResourceEventHandler[T]) -> HandlerRegistration:
+        """Register a handler: every object already cached, then every change, in order.
+
+        Objects cached before the handler was added come as adds flagged
+        ``is_in_initial_list``.
+
+        Returns:
+            The registration, to check its sync state or to remove it.
+        """
+        for method in ("add", "update", "delete"):
+            if not callable(getattr(handler, method, None)):
+                raise TypeError(
+                    f"{_name(handler)} is not a ResourceEventHandler: it has no {method}() "
+                    "method (use ResourceEventHandlerFuncs for plain functions)"
+                )
+        return HandlerRegistration(self._shared, self._shared.add_listener(handler, self._type))
+
+    def remove_event_handler(self, registration: HandlerRegistration) -> None:
+        """Unregister a handler."""
+        registration.remove()
+
+    def synced(self) -> bool:
+        """True once the informer has completed its first list."""
+        return self._shared.synced()
+
+    def healthy(self) -> bool:
+        """False while the informer has been failing for longer than allowed."""
+        return self._shared.healthy()
+
+    def status(self) -> InformerStatus:
+        """A snapshot of the informer's state and health."""
+        return self._shared.status()
+
+    async def wait_synced(
+        self,
+        timeout: float | None = None,  # noqa: ASYNC109 - measured on the informer's clock
+    ) -> None:
+        """Wait until the first list is complete.
+
+        Raises:
+            CacheSyncTimeoutError: not synced within ``timeout`` seconds.
+        """
+        await self._shared.wait_synced(timeout)
+
+    def __repr__(self) -> str:
+        return f"<Informer {self._shared.description} as {self._type.__qualname__}>"
