@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._version import __version__
 from pyctrl.errors import (
     AlreadyExistsError,
     APIError,
@@ -87,7 +88,6 @@ __all__ = [
     "webhook_managed_by",
 ]
 
-__version__ = "0.1.0"
 
 _LAZY = {
     "Cache": "pyctrl.cache",

@@ -168,7 +168,7 @@ class RESTClient:
         self._base = host
         self._host_label = URL(host).host_port_subcomponent or host
         if user_agent is None:
-            from pyctrl import __version__
+            from pyctrl._version import __version__
 
             user_agent = f"pyctrl/{__version__}"
         self._user_agent = user_agent

@@ -1,0 +1,3 @@
+"""The pyctrl version."""
+
+__version__ = "0.1.0"
