@@ -12,7 +12,8 @@ nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
 PYTHON = "3.11"
-CHECKED = ["src", "tests", "examples", "noxfile.py"]
+CHECKED = ["src", "tests", "examples", "bench", "noxfile.py"]
+EXAMPLES = ["mysrv", "airconditioner", "optionsrecord"]
 
 
 @nox.session(python=False)
@@ -58,6 +59,30 @@ def docs(session: nox.Session) -> None:
         "--strict",
         env={**_env(session), "NO_MKDOCS_2_WARNING": "1"},
     )
+
+
+@nox.session(python=False)
+def demo(session: nox.Session) -> None:
+    """The MySrv operator on the embedded API server, with a live view (--check: CI mode)."""
+    _install(session, ".[dev]")
+    session.run("python", "-m", "examples.demo", *session.posargs, env=_env(session))
+
+
+@nox.session(python=False)
+def manifests(session: nox.Session) -> None:
+    """Regenerate every example's config/ from its Python types (--check: fail if stale)."""
+    _install(session, ".[dev]")
+    for example in EXAMPLES:
+        session.run(
+            "pyctrl",
+            "generate",
+            "all",
+            f"examples.{example}:operator",
+            "--out",
+            f"examples/{example}/config",
+            *session.posargs,
+            env=_env(session),
+        )
 
 
 @nox.session(python=False)

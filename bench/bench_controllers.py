@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import random
 import signal
@@ -78,14 +79,16 @@ async def _server(workdir: Path) -> tuple[asyncio.subprocess.Process, Path]:
     crd_file.write_text(to_yaml(crd_for(BenchItem)))
     kubeconfig = workdir / "kubeconfig"
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "pyctrl.envtest", "--crds", str(crd_file),
-        "--kubeconfig-out", str(kubeconfig),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+        *(sys.executable, "-m", "pyctrl.envtest", "--crds", str(crd_file)),
+        *("--kubeconfig-out", str(kubeconfig)),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
     async with asyncio.timeout(60):
-        while not kubeconfig.exists():
-            await asyncio.sleep(0.05)
-    await asyncio.sleep(0.2)
+        # The server prints the kubeconfig path once it serves and the CRDs are established.
+        while str(kubeconfig) not in (await proc.stdout.readline()).decode():
+            pass
     return proc, kubeconfig
 
 
@@ -111,7 +114,9 @@ async def _create(rest: RESTClient, n: int) -> None:
             "spec": {"value": 0, "stamp": 0.0},
         }
         async with semaphore:
-            await rest.request("POST", BASE, body=orjson.dumps(body), content_type="application/json")
+            await rest.request(
+                "POST", BASE, body=orjson.dumps(body), content_type="application/json"
+            )
 
     await asyncio.gather(*(one(i) for i in range(n)))
 
@@ -186,9 +191,11 @@ async def _run_peer(peer: str, n: int) -> dict[str, float]:
                     await ready.wait()
                     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
                     operator = await asyncio.create_subprocess_exec(
-                        sys.executable, "-m", "bench.operators", peer,
-                        env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-                    )  # fmt: skip
+                        *(sys.executable, "-m", "bench.operators", peer),
+                        env=env,
+                        stdout=asyncio.subprocess.DEVNULL,
+                        stderr=asyncio.subprocess.DEVNULL,
+                    )
                     try:
                         started = time.monotonic()
                         done = await _wait_settled(tracker, COLD_START_LIMIT)
@@ -214,7 +221,7 @@ async def _run_peer(peer: str, n: int) -> dict[str, float]:
 
 
 def _ratio(a: float, b: float) -> str:
-    if b == 0 or b != b or a != a:
+    if b == 0 or math.isnan(a) or math.isnan(b):
         return "n/a"
     return f"{a / b:.2f}"
 
@@ -233,7 +240,8 @@ def main() -> dict[str, Any]:
     for n in SIZES:
         p, k = results[f"pyctrl-{n}"], results[f"kopf-{n}"]
         for metric in ("cold_start_s", "throughput_per_s", "p50_ms", "p99_ms", "rss_mib"):
-            print(f"{n:>8} {metric:<18} {p[metric]:>10.2f} {k[metric]:>10.2f} {_ratio(p[metric], k[metric]):>12}")
+            ratio = _ratio(p[metric], k[metric])
+            print(f"{n:>8} {metric:<18} {p[metric]:>10.2f} {k[metric]:>10.2f} {ratio:>12}")
     return results
 
 
