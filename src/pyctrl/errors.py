@@ -31,7 +31,9 @@ Modules add their own errors under `PyctrlError`, next to the code that raises t
 ``CacheNotStartedError``,
 ``pyctrl.client.NoKindMatchError`` and ``PatchError``,
 ``pyctrl.leaderelection.LeaderElectionLostError``,
-``pyctrl.controllerutil.AlreadyOwnedError``, ``pyctrl.webhook.InvalidObjectError``.
+``pyctrl.controllerutil.AlreadyOwnedError``, ``pyctrl.webhook.InvalidObjectError``,
+``pyctrl.envtest.EnvtestError`` (with ``CRDInstallError``, ``ControlPlaneError`` and
+``BinariesNotFoundError``).
 
 `APIError.from_status` builds the right subclass from the ``Status`` body the API server
 sent, so callers catch by meaning (``except NotFoundError``) rather than by number.

@@ -1,0 +1,293 @@
+"""API errors as kube-apiserver reports them.
+
+Every failure the embedded API server answers is a `metav1.Status` body with an HTTP code, a
+machine-readable ``reason`` and a human message worded like kube-apiserver's
+(k8s.io/apimachinery/pkg/api/errors). Handlers raise :class:`StatusError`; the HTTP layer turns
+it into the response. The constructors below mirror the Go helpers (``NewNotFound``,
+``NewConflict``, ``NewInvalid``...) so that messages match byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+OPTIMISTIC_LOCK_MESSAGE = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One entry of ``details.causes``: what was wrong with which field."""
+
+    reason: str
+    message: str
+    field: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """Encode as a ``metav1.StatusCause``."""
+        out: dict[str, str] = {}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.message:
+            out["message"] = self.message
+        if self.field:
+            out["field"] = self.field
+        return out
+
+
+class StatusError(Exception):
+    """A request failed; carries the ``Status`` body kube-apiserver would answer."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        *,
+        name: str = "",
+        group: str = "",
+        kind: str = "",
+        uid: str = "",
+        causes: list[Cause] | None = None,
+        retry_after: int | None = None,
+        headers: dict[str, str] | None = None,
+        details: bool = True,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.name = name
+        self.group = group
+        self.kind = kind
+        self.uid = uid
+        self.causes = causes or []
+        self.retry_after = retry_after
+        self.headers = headers or {}
+        self.with_details = details
+        self.list_meta: dict[str, Any] = {}
+
+    def to_status(self) -> dict[str, Any]:
+        """Encode as a ``metav1.Status`` dict in kube-apiserver's field order."""
+        status: dict[str, Any] = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": dict(self.list_meta),
+            "status": "Failure",
+        }
+        if self.message:
+            status["message"] = self.message
+        if self.reason:
+            status["reason"] = self.reason
+        details: dict[str, Any] = {}
+        if self.name:
+            details["name"] = self.name
+        if self.group:
+            details["group"] = self.group
+        if self.kind:
+            details["kind"] = self.kind
+        if self.uid:
+            details["uid"] = self.uid
+        if self.causes:
+            details["causes"] = [c.to_dict() for c in self.causes]
+        if self.retry_after is not None:
+            details["retryAfterSeconds"] = self.retry_after
+        if details or (self.with_details and self.code == 404 and not self.name):
+            status["details"] = details
+        status["code"] = self.code
+        return status
+
+
+def qualified(group: str, resource: str) -> str:
+    """``resource.group`` as Go's ``GroupResource.String()`` prints it."""
+    return f"{resource}.{group}" if group else resource
+
+
+def not_found(group: str, resource: str, name: str) -> StatusError:
+    """``NewNotFound``: 404, e.g. ``configmaps "x" not found``."""
+    return StatusError(
+        404,
+        "NotFound",
+        f'{qualified(group, resource)} "{name}" not found',
+        name=name,
+        group=group,
+        kind=resource,
+    )
+
+
+def already_exists(group: str, resource: str, name: str) -> StatusError:
+    """``NewAlreadyExists``: 409, e.g. ``configmaps "x" already exists``."""
+    return StatusError(
+        409,
+        "AlreadyExists",
+        f'{qualified(group, resource)} "{name}" already exists',
+        name=name,
+        group=group,
+        kind=resource,
+    )
+
+
+def conflict(group: str, resource: str, name: str, err: str = OPTIMISTIC_LOCK_MESSAGE) -> StatusError:
+    """``NewConflict``: 409 ``Operation cannot be fulfilled on ...``."""
+    return StatusError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified(group, resource)} "{name}": {err}',
+        name=name,
+        group=group,
+        kind=resource,
+    )
+
+
+def invalid(group: str, kind: str, name: str, causes: list[Cause]) -> StatusError:
+    """``NewInvalid``: 422 with one cause per field error and the aggregated message."""
+    qualified_kind = f"{kind}.{group}" if group else kind
+    seen: list[str] = []
+    for cause in causes:
+        text = f"{cause.field}: {cause.message}" if cause.field else cause.message
+        if text not in seen:
+            seen.append(text)
+    if not seen:
+        message = f'{qualified_kind} "{name}" is invalid'
+    elif len(seen) == 1:
+        message = f'{qualified_kind} "{name}" is invalid: {seen[0]}'
+    else:
+        message = f'{qualified_kind} "{name}" is invalid: [{", ".join(seen)}]'
+    return StatusError(
+        422, "Invalid", message, name=name, group=group, kind=kind, causes=list(causes)
+    )
+
+
+def bad_request(message: str) -> StatusError:
+    """``NewBadRequest``: 400."""
+    return StatusError(400, "BadRequest", message, details=False)
+
+
+def forbidden(
+    group: str, resource: str, name: str, err: str, causes: list[Cause] | None = None
+) -> StatusError:
+    """``NewForbidden``: 403 ``<resource> "<name>" is forbidden: <err>``."""
+    target = qualified(group, resource)
+    message = f'{target} "{name}" is forbidden: {err}' if name else f"{target} is forbidden: {err}"
+    return StatusError(
+        403, "Forbidden", message, name=name, group=group, kind=resource, causes=causes
+    )
+
+
+def method_not_allowed() -> StatusError:
+    """405 for a verb the resource does not support."""
+    return StatusError(
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+        details=True,
+    )
+
+
+def unsupported_media_type(accepted: list[str]) -> StatusError:
+    """415 for a body whose Content-Type the endpoint cannot decode."""
+    return StatusError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        + ", ".join(accepted),
+        details=False,
+    )
+
+
+def not_acceptable(accepted: list[str]) -> StatusError:
+    """406 when no media type of the Accept header can be produced."""
+    return StatusError(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: " + ", ".join(accepted),
+        details=False,
+    )
+
+
+def resource_expired(message: str) -> StatusError:
+    """``NewResourceExpired``: 410 with reason ``Expired``."""
+    return StatusError(410, "Expired", message, details=False)
+
+
+def unknown_resource() -> StatusError:
+    """404 for a path that names no resource the server serves."""
+    return StatusError(
+        404, "NotFound", "the server could not find the requested resource", details=True
+    )
+
+
+def internal(message: str) -> StatusError:
+    """``NewInternalError``: 500."""
+    return StatusError(
+        500,
+        "InternalError",
+        f"Internal error occurred: {message}",
+        causes=[Cause("", message)],
+    )
+
+
+def unauthorized() -> StatusError:
+    """401 for a request without a valid bearer token."""
+    return StatusError(401, "Unauthorized", "Unauthorized", details=False)
+
+
+def field_invalid(field: str, value: Any, detail: str) -> Cause:
+    """``field.Invalid``: ``Invalid value: <value>: <detail>``."""
+    return Cause("FieldValueInvalid", f"Invalid value: {go_repr(value)}: {detail}", field)
+
+
+def field_required(field: str, detail: str = "") -> Cause:
+    """``field.Required``."""
+    return Cause(
+        "FieldValueRequired", f"Required value: {detail}" if detail else "Required value", field
+    )
+
+
+def field_forbidden(field: str, detail: str) -> Cause:
+    """``field.Forbidden``."""
+    return Cause("FieldValueForbidden", f"Forbidden: {detail}", field)
+
+
+def field_not_supported(field: str, value: Any, supported: list[str]) -> Cause:
+    """``field.NotSupported``."""
+    quoted = ", ".join(f'"{s}"' for s in supported)
+    return Cause(
+        "FieldValueNotSupported",
+        f"Unsupported value: {go_repr(value)}: supported values: {quoted}",
+        field,
+    )
+
+
+def field_duplicate(field: str, value: Any) -> Cause:
+    """``field.Duplicate``."""
+    return Cause("FieldValueDuplicate", f"Duplicate value: {go_repr(value)}", field)
+
+
+def field_too_long(field: str, value: Any, limit: int) -> Cause:
+    """``field.TooLong``."""
+    return Cause(
+        "FieldValueTooLong", f"Too long: may not be more than {limit} bytes", field
+    )
+
+
+class GoLiteral(str):
+    """A value already printed as Go prints it (e.g. ``0x0``): shown unquoted."""
+
+    __slots__ = ()
+
+
+def go_repr(value: Any) -> str:
+    """Print a value the way Go's ``%#v`` shows it in field errors (strings quoted)."""
+    if isinstance(value, GoLiteral):
+        return str(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{escaped}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)

@@ -1,0 +1,73 @@
+"""Kubeconfig files for test API servers.
+
+A kubeconfig is how kubectl and every Kubernetes client find a cluster: a server
+URL, the CA that signed its certificate, and credentials. The test environment
+writes one per start so that kubectl, a controller under test run as a
+subprocess, or a developer's shell can reach the embedded server exactly as they
+would reach a real cluster.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["kubeconfig_dict", "write_kubeconfig"]
+
+
+def kubeconfig_dict(
+    server: str,
+    *,
+    ca_pem: bytes,
+    token: str,
+    name: str = "envtest",
+    user: str = "envtest-admin",
+) -> dict[str, Any]:
+    """Build a kubeconfig with one cluster, one token user and one current context.
+
+    Args:
+        server: The API server URL, e.g. ``https://127.0.0.1:41234``.
+        ca_pem: The PEM CA certificate that signed the server's certificate.
+        token: The bearer token.
+        name: Name of the cluster and of the context.
+        user: Name of the user entry.
+
+    Returns:
+        The kubeconfig as a dict (``apiVersion: v1, kind: Config``).
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
+        "clusters": [
+            {
+                "name": name,
+                "cluster": {
+                    "server": server,
+                    "certificate-authority-data": base64.b64encode(ca_pem).decode("ascii"),
+                },
+            }
+        ],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": user}}],
+        "current-context": name,
+    }
+
+
+def write_kubeconfig(path: Path, config: dict[str, Any]) -> None:
+    """Write a kubeconfig readable by its owner only (it holds a credential).
+
+    Args:
+        path: The file to (over)write.
+        config: The kubeconfig, e.g. from `kubeconfig_dict`.
+    """
+    data = yaml.safe_dump(config, sort_keys=False).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)

@@ -1,0 +1,1236 @@
+"""The embedded Kubernetes API server: kube-apiserver's REST API over aiohttp.
+
+:class:`APIServer` serves ``/api/v1/...`` and ``/apis/{group}/{version}/...`` for the built-in
+resource types and for every CustomResourceDefinition created through it, with the verbs,
+status codes, ``Status`` bodies, headers, watch stream format and content negotiation
+(JSON, YAML, ``Table``, ``PartialObjectMetadata``) of kube-apiserver, so that kubectl,
+client-go-style clients and kubernetes_asyncio talk to it as to a real cluster. Requests need
+``Authorization: Bearer <token>`` with one of the configured tokens (``/healthz``,
+``/livez``, ``/readyz`` and ``/version`` are open, as kube-apiserver allows them for
+``system:anonymous``). Discovery and OpenAPI documents come from ``_discovery`` and
+``_openapi``; the semantics of each verb from ``_api``; watches from ``_watch``.
+
+Objects live in memory (``_store``); ``restart()`` drops every connection and serves again
+on the same port with the same data, and ``faults`` injects failures. See
+docs/envtest-server.md for what is implemented and where it differs from kube-apiserver.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import ssl
+import uuid
+from collections.abc import Hashable, Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from pyctrl.envtest import _discovery, _openapi, _protobuf
+from pyctrl.envtest._admission import AdmissionHook, ConversionHook
+from pyctrl.envtest._api import (
+    API,
+    NAMESPACES,
+    DeleteOptions,
+    WriteOptions,
+    meta_of,
+)
+from pyctrl.envtest._crd import CRDController
+from pyctrl.envtest._errors import (
+    StatusError,
+    bad_request,
+    field_forbidden,
+    field_invalid,
+    field_not_supported,
+    field_required,
+    invalid,
+    method_not_allowed,
+    not_acceptable,
+    not_found,
+    unauthorized,
+    unknown_resource,
+    unsupported_media_type,
+)
+from pyctrl.envtest._faults import Faults
+from pyctrl.envtest._gc import Controllers
+from pyctrl.envtest._resources import Registry, ResourceType, builtin_types
+from pyctrl.envtest._selectors import (
+    FieldSelector,
+    LabelSelector,
+    SelectorError,
+    parse_field_selector,
+    parse_label_selector,
+)
+from pyctrl.envtest._store import Store, TooOld
+from pyctrl.envtest._table import partial_metadata, to_table
+from pyctrl.envtest._watch import Watcher, WatchHub, encode_event
+
+logger = logging.getLogger("pyctrl.envtest.server")
+
+_PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+_JSON = "application/json"
+_YAML = "application/yaml"
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
+_PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+    "application/apply-patch+cbor": "apply-cbor",
+}
+_MAX_BODY = 3 * 1024 * 1024
+_NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+_INCLUDE_VALUES = ("", "None", "Metadata", "Object")
+
+
+@dataclass(frozen=True)
+class _Negotiated:
+    """What representation the client asked for."""
+
+    kind: str  # "json", "yaml", "table", "meta"
+    version: str = "v1"
+
+
+@dataclass(frozen=True)
+class _Target:
+    rt: ResourceType
+    namespace: str | None
+    name: str | None
+    subresource: str
+    legacy_watch: bool
+
+
+def _truthy(value: str | None) -> bool:
+    return value is not None and value.lower() in ("true", "1", "yes")
+
+
+def _parse_media(header: str) -> list[tuple[str, dict[str, str]]]:
+    out: list[tuple[str, float, int, dict[str, str]]] = []
+    for index, part in enumerate(header.split(",")):
+        pieces = [p.strip() for p in part.split(";")]
+        if not pieces[0]:
+            continue
+        params: dict[str, str] = {}
+        q = 1.0
+        for piece in pieces[1:]:
+            if "=" in piece:
+                k, v = piece.split("=", 1)
+                k, v = k.strip().lower(), v.strip().strip('"')
+                if k == "q":
+                    try:
+                        q = float(v)
+                    except ValueError:
+                        q = 0.0
+                else:
+                    params[k] = v
+        out.append((pieces[0].lower(), q, index, params))
+    out.sort(key=lambda t: (-t[1], t[2]))
+    return [(m, p) for m, q, _, p in out if q > 0]
+
+
+def negotiate(accept: str, *, allow_transform: bool) -> _Negotiated:
+    """Pick the response representation from an Accept header, or raise 406."""
+    if not accept.strip():
+        return _Negotiated("json")
+    for media, params in _parse_media(accept):
+        as_ = params.get("as")
+        if media in (_JSON, "application/*", "*/*", "application/json;stream=watch"):
+            if not as_:
+                return _Negotiated("json")
+            if params.get("g") != "meta.k8s.io" or params.get("v") not in ("v1", "v1beta1"):
+                continue
+            if not allow_transform:
+                continue
+            if as_ == "Table":
+                return _Negotiated("table", params["v"])
+            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                return _Negotiated("meta", params["v"])
+        elif media in (_YAML, "application/*+yaml") and not as_:
+            return _Negotiated("yaml")
+    raise not_acceptable([_JSON, _YAML])
+
+
+class _JSONView:
+    """Full objects at one resource type's version."""
+
+    def __init__(self, api: API, rt: ResourceType) -> None:
+        self.api = api
+        self.rt = rt
+        self.cache_key: Hashable = ("json", rt.group, rt.version, rt.plural)
+
+    def render(self, obj: dict[str, Any]) -> Any:
+        return self.api.to_external(self.rt, obj)
+
+    def bookmark(self, meta: dict[str, Any]) -> dict[str, Any]:
+        if not self.rt.crd_name:
+            meta = dict(meta, creationTimestamp=None)
+        return {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
+
+
+class _MetaView:
+    """``PartialObjectMetadata``."""
+
+    def __init__(self, version: str) -> None:
+        self.version = version
+        self.cache_key: Hashable = ("meta", version)
+
+    def render(self, obj: dict[str, Any]) -> Any:
+        out = partial_metadata(obj)
+        out["apiVersion"] = f"meta.k8s.io/{self.version}"
+        return out
+
+    def bookmark(self, meta: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "kind": "PartialObjectMetadata",
+            "apiVersion": f"meta.k8s.io/{self.version}",
+            "metadata": meta,
+        }
+
+
+class _TableView:
+    """One-row ``Table`` per event."""
+
+    def __init__(self, api: API, rt: ResourceType, version: str, include: str) -> None:
+        self.api = api
+        self.rt = rt
+        self.version = version
+        self.include = include
+        self.cache_key: Hashable = ("table", rt.group, rt.version, rt.plural, version, include)
+
+    def table(self, obj: dict[str, Any], headers: bool) -> dict[str, Any]:
+        ext = self.api.to_external(self.rt, obj)
+        return to_table(
+            self.rt,
+            [ext],
+            include=self.include,
+            list_meta={"resourceVersion": meta_of(ext).get("resourceVersion", "")},
+            headers=headers,
+            api_version=f"meta.k8s.io/{self.version}",
+        )
+
+    def render(self, obj: dict[str, Any]) -> Any:
+        return self.table(obj, headers=False)
+
+    def render_first(self, type_: str, obj: dict[str, Any]) -> bytes:
+        return encode_event(type_, self.table(obj, headers=True))
+
+    def bookmark(self, meta: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "kind": "Table",
+            "apiVersion": f"meta.k8s.io/{self.version}",
+            "metadata": meta,
+            "columnDefinitions": [],
+            "rows": [],
+        }
+
+
+_View = _JSONView | _MetaView | _TableView
+
+
+class APIServer:
+    """An in-process Kubernetes API server (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        tokens: Iterable[str],
+        ssl_context: ssl.SSLContext | None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        history_size: int = 10_000,
+        garbage_collector: bool = True,
+        bookmark_interval: float = 60.0,
+        watch_queue_size: int = 10_000,
+    ) -> None:
+        if bookmark_interval <= 0:
+            raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
+        if watch_queue_size < 1:
+            raise ValueError(f"watch_queue_size must be at least 1, got {watch_queue_size}")
+        self._tokens = frozenset(tokens)
+        self._ssl = ssl_context
+        self.host = host
+        self.port = port
+        self.bookmark_interval = bookmark_interval
+        self.watch_queue_size = watch_queue_size
+        self.registry = Registry(builtin_types())
+        self.store = Store(history_size)
+        self.hub = WatchHub()
+        self.store.add_listener(self.hub.dispatch)
+        self.admission: list[AdmissionHook] = []
+        self.conversion: ConversionHook | None = None
+        self.api = API(
+            self.store, self.registry, admission=self.admission, conversion=lambda: self.conversion
+        )
+        self.crd_controller = CRDController(self.api, self.hub)
+        self.controllers = Controllers(
+            self.api, self.crd_controller, garbage_collector=garbage_collector
+        )
+        self.faults = Faults(drop_watches=self._drop_watches, compact=self._compact)
+        self.url = ""
+        self._runner: web.AppRunner | None = None
+        self._controllers_task: asyncio.Task[None] | None = None
+        self._bootstrapped = False
+        self._watch_tasks: set[asyncio.Task[Any]] = set()
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> APIServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Bind and serve; returns once requests are accepted."""
+        if self._runner is not None:
+            raise RuntimeError("APIServer is already started")
+        if self._controllers_task is None:
+            self._controllers_task = asyncio.create_task(
+                self.controllers.run(), name="envtest-controllers"
+            )
+        await self._start_http(self.port)
+        if not self._bootstrapped:
+            await self._bootstrap()
+            self._bootstrapped = True
+
+    async def _start_http(self, port: int) -> None:
+        app = web.Application(client_max_size=_MAX_BODY + 1024, middlewares=[self._middleware])
+        _discovery.add_routes(app, self)
+        _openapi.add_routes(app, self)
+        for path in ("/healthz", "/livez", "/readyz"):
+            app.router.add_get(path, self._health)
+            app.router.add_get(path + "/{check:.*}", self._health)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, port, ssl_context=self._ssl, reuse_address=True)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        server = site._server  # aiohttp keeps the bound sockets here
+        sockets = getattr(server, "sockets", None) or []
+        if sockets:
+            self.port = int(sockets[0].getsockname()[1])
+        scheme = "https" if self._ssl is not None else "http"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.url = f"{scheme}://{host}:{self.port}"
+
+    async def _stop_http(self) -> None:
+        self.hub.close_all("server stopping")
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    async def aclose(self) -> None:
+        """Close every watch and the listener, and stop the controllers (bounded)."""
+        await self._stop_http()
+        task, self._controllers_task = self._controllers_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def restart(self) -> None:
+        """Drop every connection, then serve again on the same port with the same data."""
+        if self._runner is None:
+            raise RuntimeError("APIServer is not started")
+        port = self.port
+        await self._stop_http()
+        await self._start_http(port)
+
+    async def wait_idle(self) -> None:
+        """Wait until the built-in controllers have processed every pending change."""
+        await self.controllers.wait_idle()
+
+    async def _bootstrap(self) -> None:
+        opts = WriteOptions(field_manager="kube-apiserver")
+        ns_rt = self._rt("", "v1", "namespaces")
+        for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            if self.store.get(NAMESPACES, "", name) is None:
+                await self.api.create(
+                    ns_rt, "", {"metadata": {"name": name}}, WriteOptions(field_manager="kube-apiserver")
+                )
+        svc_rt = self._rt("", "v1", "services")
+        if self.store.get(("", "services"), "default", "kubernetes") is None:
+            await self.api.create(
+                svc_rt,
+                "default",
+                {
+                    "metadata": {
+                        "name": "kubernetes",
+                        "labels": {"component": "apiserver", "provider": "kubernetes"},
+                    },
+                    "spec": {
+                        "clusterIP": "10.0.0.1",
+                        "ports": [
+                            {"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.port}
+                        ],
+                    },
+                },
+                opts,
+            )
+        pc_rt = self._rt("scheduling.k8s.io", "v1", "priorityclasses")
+        for name, value in (("system-cluster-critical", 2000000000), ("system-node-critical", 2000001000)):
+            if self.store.get(pc_rt.storage_key, "", name) is None:
+                await self.api.create(
+                    pc_rt,
+                    "",
+                    {
+                        "metadata": {"name": name},
+                        "value": value,
+                        "description": "Used for system critical pods that must run in the "
+                        "cluster, but can be moved to another node if necessary."
+                        if name == "system-cluster-critical"
+                        else "Used for system critical pods that must not be moved from their "
+                        "current node.",
+                        "preemptionPolicy": "PreemptLowerPriority",
+                    },
+                    WriteOptions(field_manager="kube-apiserver"),
+                )
+        cr_rt = self._rt("rbac.authorization.k8s.io", "v1", "clusterroles")
+        if self.store.get(cr_rt.storage_key, "", "cluster-admin") is None:
+            await self.api.create(
+                cr_rt,
+                "",
+                {
+                    "metadata": {
+                        "name": "cluster-admin",
+                        "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+                        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+                    },
+                    "rules": [
+                        {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                        {"nonResourceURLs": ["*"], "verbs": ["*"]},
+                    ],
+                },
+                WriteOptions(field_manager="kube-apiserver"),
+            )
+
+    def _rt(self, group: str, version: str, plural: str) -> ResourceType:
+        rt = self.registry.lookup(group, version, plural)
+        if rt is None:
+            raise RuntimeError(f"built-in resource {plural}.{group}/{version} is missing")
+        return rt
+
+    # --- faults ---------------------------------------------------------------------------
+
+    def _drop_watches(self) -> int:
+        return self.hub.close_all("dropped by fault injection")
+
+    def _compact(self) -> None:
+        self.store.compact()
+        self.api.drop_snapshots()
+
+    # --- HTTP plumbing --------------------------------------------------------------------
+
+    def _authorized(self, request: web.Request) -> bool:
+        if not self._tokens:
+            return True
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        return scheme.lower() == "bearer" and token.strip() in self._tokens
+
+    @web.middleware
+    async def _middleware(
+        self, request: web.Request, handler: Any
+    ) -> web.StreamResponse:
+        path = request.path
+        public = path in _PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/"))
+        if not public and not self._authorized(request):
+            return self._status_response(unauthorized())
+        response: web.StreamResponse = await handler(request)
+        return response
+
+    async def _health(self, request: web.Request) -> web.Response:
+        del request
+        return web.Response(text="ok", content_type="text/plain")
+
+    @staticmethod
+    def _headers(content_type: str = _JSON) -> dict[str, str]:
+        return {
+            "Content-Type": content_type,
+            "Cache-Control": "no-cache, private",
+            "Audit-Id": str(uuid.uuid4()),
+        }
+
+    def _status_response(self, err: StatusError) -> web.Response:
+        headers = self._headers()
+        headers.update(err.headers)
+        if err.retry_after is not None and "Retry-After" not in headers:
+            headers["Retry-After"] = str(err.retry_after)
+        return web.Response(status=err.code, body=orjson.dumps(err.to_status()), headers=headers)
+
+    def _respond(
+        self,
+        request: web.Request,
+        value: Any,
+        code: int = 200,
+        neg: _Negotiated | None = None,
+        warnings: list[str] | None = None,
+    ) -> web.Response:
+        headers = self._headers()
+        if warnings:
+            headers["Warning"] = ", ".join(
+                '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in warnings
+            )
+        if neg is not None and neg.kind == "yaml":
+            headers["Content-Type"] = _YAML
+            body = yaml.safe_dump(value, default_flow_style=False, sort_keys=True).encode()
+            return web.Response(status=code, body=body, headers=headers)
+        if _truthy(request.query.get("pretty")):
+            body = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        else:
+            body = orjson.dumps(value)
+        return web.Response(status=code, body=body, headers=headers)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._dispatch(request)
+        except StatusError as exc:
+            return self._status_response(exc)
+        except (ConnectionResetError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            logger.exception("internal error serving %s %s", request.method, request.path)
+            return self._status_response(
+                StatusError(500, "InternalError", f"Internal error occurred: {exc}", details=False)
+            )
+
+    # --- routing --------------------------------------------------------------------------
+
+    def _route(self, path: str) -> _Target | web.Response:
+        parts = [p for p in path.split("/") if p != ""]
+        if not parts or parts[0] not in ("api", "apis"):
+            return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
+        if parts[0] == "api":
+            if len(parts) < 2:
+                raise unknown_resource()
+            group, version, rest = "", parts[1], parts[2:]
+        else:
+            if len(parts) < 3:
+                raise unknown_resource()
+            group, version, rest = parts[1], parts[2], parts[3:]
+        legacy_watch = False
+        if rest and rest[0] == "watch":
+            legacy_watch = True
+            rest = rest[1:]
+        if not rest:
+            raise unknown_resource()
+        namespace: str | None = None
+        if rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
+            namespace = rest[1]
+            rest = rest[2:]
+        if len(rest) > 3:
+            raise unknown_resource()
+        rt = self.registry.lookup(group, version, rest[0])
+        if rt is None:
+            raise unknown_resource()
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else ""
+        if rt.namespaced and namespace is None and name is not None:
+            raise unknown_resource()
+        if not rt.namespaced and namespace is not None:
+            raise unknown_resource()
+        if sub and sub not in rt.subresources:
+            raise unknown_resource()
+        return _Target(rt, namespace, name, sub, legacy_watch)
+
+    @staticmethod
+    def _verb(request: web.Request, target: _Target) -> str:
+        method = request.method
+        watch = target.legacy_watch or _truthy(request.query.get("watch"))
+        if method in ("GET", "HEAD"):
+            if watch:
+                return "watch"
+            return "list" if target.name is None else "get"
+        if method == "POST":
+            return "create" if target.name is None else ""
+        if method == "PUT":
+            return "update" if target.name is not None else ""
+        if method == "PATCH":
+            return "patch" if target.name is not None else ""
+        if method == "DELETE":
+            return "delete" if target.name is not None else "deletecollection"
+        return ""
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        routed = self._route(request.path)
+        if isinstance(routed, web.Response):
+            return routed
+        target = routed
+        rt = target.rt
+        verb = self._verb(request, target)
+        if not verb or verb not in rt.verbs:
+            raise method_not_allowed()
+        if target.subresource:
+            allowed = {
+                "status": ("get", "update", "patch"),
+                "scale": ("get", "update", "patch"),
+                "finalize": ("update",),
+            }.get(target.subresource, ())
+            if verb not in allowed:
+                raise method_not_allowed()
+        if self.faults.active:
+            names = (rt.plural, rt.qualified)
+            if target.subresource:
+                names = (*names, f"{rt.plural}/{target.subresource}")
+            delay = self.faults.latency_for(verb, names)
+            if delay > 0:
+                await asyncio.sleep(delay)
+            failure = self.faults.failure_for(verb, names)
+            if failure is not None:
+                raise failure
+        namespace = target.namespace or ""
+        if verb == "get":
+            return await self._get(request, target)
+        if verb == "list":
+            return await self._list(request, rt, target.namespace)
+        if verb == "watch":
+            return await self._watch(request, rt, target.namespace, target.name)
+        if verb == "create":
+            return await self._create(request, rt, namespace)
+        if verb == "update":
+            return await self._update(request, target)
+        if verb == "patch":
+            return await self._patch(request, target)
+        if verb == "delete":
+            assert target.name is not None
+            return await self._delete(request, rt, namespace, target.name)
+        return await self._delete_collection(request, rt, target.namespace)
+
+    # --- request decoding -----------------------------------------------------------------
+
+    async def _read_body(self, request: web.Request) -> bytes:
+        if request.content_length is not None and request.content_length > _MAX_BODY:
+            raise StatusError(
+                413, "RequestEntityTooLarge", "the request body is too large", details=False
+            )
+        return await request.read()
+
+    async def _decode_object(self, request: web.Request) -> dict[str, Any]:
+        content_type = (request.content_type or _JSON).lower()
+        raw = await self._read_body(request)
+        if content_type in (_JSON, "application/octet-stream", "text/plain", "*/*", ""):
+            try:
+                value = orjson.loads(raw) if raw else None
+            except orjson.JSONDecodeError as exc:
+                raise bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+        elif content_type == _PROTOBUF:
+            try:
+                value = _protobuf.decode_object(raw)
+            except _protobuf.ProtobufError as exc:
+                raise StatusError(
+                    415,
+                    "UnsupportedMediaType",
+                    f"the body of the request was in an unknown format - accepted media types "
+                    f"include: {_JSON}, {_YAML} ({exc})",
+                    details=False,
+                ) from None
+        elif content_type in (_YAML, "application/x-yaml", "text/yaml"):
+            try:
+                value = yaml.safe_load(raw) if raw else None
+            except yaml.YAMLError as exc:
+                raise bad_request(f"error converting YAML to JSON: {exc}") from None
+        else:
+            raise unsupported_media_type([_JSON, _YAML])
+        if not isinstance(value, dict):
+            raise bad_request("Object 'Kind' is missing in '" + raw.decode(errors="replace")[:200] + "'")
+        return value
+
+    @staticmethod
+    def _dry_run(request: web.Request, kind: str) -> bool:
+        values = request.query.getall("dryRun", [])
+        if not values:
+            return False
+        for value in values:
+            if value != "All":
+                raise invalid(
+                    "meta.k8s.io",
+                    kind,
+                    "",
+                    [field_not_supported("dryRun", value, ["All"])],
+                )
+        return True
+
+    def _write_options(self, request: web.Request, kind: str) -> WriteOptions:
+        dry_run = self._dry_run(request, kind)
+        manager = request.query.get("fieldManager", "")
+        if len(manager) > 128:
+            raise invalid(
+                "meta.k8s.io",
+                kind,
+                "",
+                [
+                    field_invalid(
+                        "fieldManager", manager, "must be less than or equal to 128 characters"
+                    )
+                ],
+            )
+        if not manager:
+            manager = _manager_from_user_agent(request.headers.get("User-Agent", ""))
+        validation = request.query.get("fieldValidation", "Warn") or "Warn"
+        if validation not in ("Ignore", "Warn", "Strict"):
+            raise bad_request(
+                f"fieldValidation must be one of: Ignore, Warn, Strict; got {validation!r}"
+            )
+        raw: dict[str, Any] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+        if dry_run:
+            raw["dryRun"] = ["All"]
+        if request.query.get("fieldManager"):
+            raw["fieldManager"] = request.query["fieldManager"]
+        return WriteOptions(
+            dry_run=dry_run, field_manager=manager, field_validation=validation, raw=raw
+        )
+
+    # --- handlers: read -------------------------------------------------------------------
+
+    def _render_one(
+        self, rt: ResourceType, obj: dict[str, Any], neg: _Negotiated, request: web.Request
+    ) -> Any:
+        if neg.kind == "table":
+            include = request.query.get("includeObject", "Metadata")
+            if include not in _INCLUDE_VALUES:
+                raise bad_request(f'unrecognized includeObject value: "{include}"')
+            return to_table(
+                rt,
+                [obj],
+                include=include or "Metadata",
+                list_meta={"resourceVersion": meta_of(obj).get("resourceVersion", "")},
+                api_version=f"meta.k8s.io/{neg.version}",
+            )
+        if neg.kind == "meta":
+            out = partial_metadata(obj)
+            out["apiVersion"] = f"meta.k8s.io/{neg.version}"
+            return out
+        return obj
+
+    async def _get(self, request: web.Request, target: _Target) -> web.Response:
+        rt = target.rt
+        neg = negotiate(request.headers.get("Accept", ""), allow_transform=not target.subresource)
+        assert target.name is not None
+        stored = self.api.get_stored(rt, target.namespace or "", target.name)
+        obj = await self.api.external(rt, stored)
+        if target.subresource == "scale":
+            return self._respond(request, self.api.scale_of(rt, obj), neg=neg)
+        return self._respond(request, self._render_one(rt, obj, neg, request), neg=neg)
+
+    def _selectors(
+        self, request: web.Request, rt: ResourceType
+    ) -> tuple[LabelSelector, FieldSelector]:
+        try:
+            labels = parse_label_selector(request.query.get("labelSelector", ""))
+        except SelectorError as exc:
+            raise bad_request(str(exc)) from None
+        try:
+            fields = parse_field_selector(request.query.get("fieldSelector", ""))
+        except SelectorError as exc:
+            raise bad_request(str(exc)) from None
+        self.api.check_field_selector(rt, fields)
+        return labels, fields
+
+    @staticmethod
+    def _list_option_errors(request: web.Request, *, watch: bool) -> None:
+        query = request.query
+        rv = query.get("resourceVersion", "")
+        match = query.get("resourceVersionMatch", "")
+        causes = []
+        if match and match not in ("Exact", "NotOlderThan"):
+            causes.append(
+                field_not_supported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""])
+            )
+        send_initial = query.get("sendInitialEvents")
+        if match and not rv and not (watch and _truthy(send_initial)):
+            causes.append(
+                field_forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                )
+            )
+        if match == "Exact" and rv == "0":
+            causes.append(
+                field_forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+                )
+            )
+        if query.get("continue") and rv and rv != "0":
+            causes.append(
+                field_forbidden(
+                    "resourceVersion",
+                    "specifying resource version is not allowed when using continue",
+                )
+            )
+        if send_initial is not None:
+            if not watch:
+                causes.append(
+                    field_forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
+                )
+            else:
+                if match != "NotOlderThan":
+                    causes.append(
+                        field_forbidden(
+                            "resourceVersionMatch",
+                            "sendInitialEvents requires setting resourceVersionMatch to "
+                            "NotOlderThan",
+                        )
+                    )
+                if _truthy(send_initial) and not _truthy(query.get("allowWatchBookmarks")):
+                    causes.append(
+                        field_forbidden(
+                            "allowWatchBookmarks",
+                            "sendInitialEvents requires setting allowWatchBookmarks to true",
+                        )
+                    )
+        elif watch and match and match != "NotOlderThan":
+            causes.append(
+                field_forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is "
+                    "provided",
+                )
+            )
+        if causes:
+            raise invalid("meta.k8s.io", "ListOptions", "", causes)
+
+    @staticmethod
+    def _int_param(request: web.Request, name: str) -> int | None:
+        value = request.query.get(name)
+        if value is None or value == "":
+            return None
+        try:
+            return int(value)
+        except ValueError:
+            raise bad_request(
+                f'strconv.ParseInt: parsing "{value}": invalid syntax'
+            ) from None
+
+    async def _list(
+        self, request: web.Request, rt: ResourceType, namespace: str | None
+    ) -> web.Response:
+        neg = negotiate(request.headers.get("Accept", ""), allow_transform=True)
+        self._list_option_errors(request, watch=False)
+        labels, fields = self._selectors(request, rt)
+        limit = self._int_param(request, "limit") or 0
+        result = self.api.list_stored(
+            rt,
+            namespace,
+            labels=labels,
+            fields=fields,
+            limit=max(limit, 0),
+            continue_token=request.query.get("continue", ""),
+            resource_version=request.query.get("resourceVersion", ""),
+            resource_version_match=request.query.get("resourceVersionMatch", ""),
+        )
+        items = await self.api.external_many(rt, result.items)
+        if neg.kind == "table":
+            include = request.query.get("includeObject", "Metadata")
+            if include not in _INCLUDE_VALUES:
+                raise bad_request(f'unrecognized includeObject value: "{include}"')
+            body: Any = to_table(
+                rt,
+                items,
+                include=include or "Metadata",
+                list_meta=result.meta,
+                api_version=f"meta.k8s.io/{neg.version}",
+            )
+        elif neg.kind == "meta":
+            api_version = f"meta.k8s.io/{neg.version}"
+            parts = []
+            for o in items:
+                p = partial_metadata(o)
+                p["apiVersion"] = api_version
+                parts.append(p)
+            body = {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": api_version,
+                "metadata": result.meta,
+                "items": parts,
+            }
+        else:
+            if not rt.crd_name:
+                items = [
+                    {k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in items
+                ]
+            body = {
+                "kind": rt.list_kind,
+                "apiVersion": rt.api_version,
+                "metadata": result.meta,
+                "items": items,
+            }
+        return self._respond(request, body, neg=neg)
+
+    # --- handlers: watch ------------------------------------------------------------------
+
+    def _view(self, request: web.Request, rt: ResourceType, neg: _Negotiated) -> _View:
+        if neg.kind == "table":
+            include = request.query.get("includeObject", "Metadata") or "Metadata"
+            if include not in _INCLUDE_VALUES:
+                raise bad_request(f'unrecognized includeObject value: "{include}"')
+            return _TableView(self.api, rt, neg.version, include)
+        if neg.kind == "meta":
+            return _MetaView(neg.version)
+        return _JSONView(self.api, rt)
+
+    async def _watch(
+        self, request: web.Request, rt: ResourceType, namespace: str | None, name: str | None
+    ) -> web.StreamResponse:
+        neg = negotiate(request.headers.get("Accept", ""), allow_transform=True)
+        if neg.kind == "yaml":
+            neg = _Negotiated("json")
+        self._list_option_errors(request, watch=True)
+        labels, fields = self._selectors(request, rt)
+        if name is not None:
+            fields = FieldSelector(
+                (*fields.requirements, *parse_field_selector(f"metadata.name={name}").requirements)
+            )
+        query = request.query
+        rv_text = query.get("resourceVersion", "")
+        send_initial_raw = query.get("sendInitialEvents")
+        send_initial = _truthy(send_initial_raw) if send_initial_raw is not None else None
+        bookmarks = _truthy(query.get("allowWatchBookmarks"))
+        timeout = self._int_param(request, "timeoutSeconds")
+        if timeout is None or timeout <= 0:
+            timeout_s = random.uniform(1800.0, 3600.0)
+        else:
+            timeout_s = float(timeout)
+        view = self._view(request, rt, neg)
+        watcher = Watcher(
+            key=rt.storage_key,
+            namespace=namespace if rt.namespaced else None,
+            labels=labels,
+            fields=fields,
+            fields_of=self.api.fields_of(rt),
+            view=view,
+            max_queue=self.watch_queue_size,
+            render_first=view.render_first if isinstance(view, _TableView) else None,
+        )
+        # Registration and the initial events happen with no await in between, so no change
+        # committed meanwhile can be missed or delivered twice.
+        error: dict[str, Any] | None = None
+        initial_end_rv: int | None = None
+        if rv_text in ("", "0") or send_initial:
+            if rv_text not in ("", "0"):
+                wanted = self._parse_rv(rv_text)
+                if wanted > self.store.rv:
+                    raise self.api._too_large(wanted)
+            self.hub.register(watcher)
+            if send_initial is not False:
+                for obj in self.store.items(
+                    rt.storage_key, namespace if rt.namespaced else None
+                ):
+                    if watcher.matches_object(obj):
+                        watcher.push_object("ADDED", obj)
+                if send_initial:
+                    initial_end_rv = self.store.rv
+        else:
+            wanted = self._parse_rv(rv_text)
+            try:
+                history = self.store.events_since(wanted, rt.storage_key)
+            except TooOld as exc:
+                error = StatusError(410, "Expired", str(exc), details=False).to_status()
+                history = []
+            if error is None:
+                self.hub.register(watcher)
+                for event in history:
+                    watcher.offer(event)
+        if initial_end_rv is not None:
+            watcher.push(
+                encode_event(
+                    "BOOKMARK",
+                    view.bookmark(
+                        {
+                            "resourceVersion": str(initial_end_rv),
+                            "annotations": {"k8s.io/initial-events-end": "true"},
+                        }
+                    ),
+                )
+            )
+        response = web.StreamResponse(status=200, headers=self._headers())
+        response.enable_chunked_encoding()
+        try:
+            await response.prepare(request)
+            if error is not None:
+                await response.write(encode_event("ERROR", error))
+                await response.write_eof()
+                return response
+            await self._stream(request, response, watcher, view, timeout_s, bookmarks)
+        except (ConnectionResetError, ConnectionError):
+            pass
+        finally:
+            watcher.close()
+        return response
+
+    async def _stream(
+        self,
+        request: web.Request,
+        response: web.StreamResponse,
+        watcher: Watcher,
+        view: _View,
+        timeout_s: float,
+        bookmarks: bool,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        interval = self.bookmark_interval
+        next_bookmark = loop.time() + interval if bookmarks else float("inf")
+        while True:
+            chunks = watcher.drain()
+            if chunks:
+                await response.write(b"".join(chunks))
+                continue
+            if watcher.closed:
+                break
+            now = loop.time()
+            if now >= deadline:
+                break
+            if now >= next_bookmark:
+                rv = self.store.rv
+                await response.write(
+                    encode_event("BOOKMARK", view.bookmark({"resourceVersion": str(rv)}))
+                )
+                next_bookmark = now + interval
+                continue
+            transport = request.transport
+            if transport is None or transport.is_closing():
+                break
+            await watcher.wait(min(deadline, next_bookmark, now + 5.0) - now)
+        with contextlib.suppress(ConnectionError):
+            await response.write_eof()
+
+    @staticmethod
+    def _parse_rv(value: str) -> int:
+        try:
+            rv = int(value)
+        except ValueError:
+            raise bad_request(f'invalid resource version "{value}"') from None
+        if rv < 0:
+            raise bad_request(f'invalid resource version "{value}"')
+        return rv
+
+    # --- handlers: write ------------------------------------------------------------------
+
+    async def _create(self, request: web.Request, rt: ResourceType, namespace: str) -> web.Response:
+        neg = negotiate(request.headers.get("Accept", ""), allow_transform=True)
+        opts = self._write_options(request, "CreateOptions")
+        body = await self._decode_object(request)
+        obj = await self.api.create(rt, namespace, body, opts)
+        return self._respond(
+            request, self._render_one(rt, obj, neg, request), 201, neg, opts.warnings
+        )
+
+    async def _update(self, request: web.Request, target: _Target) -> web.Response:
+        rt = target.rt
+        assert target.name is not None
+        neg = negotiate(request.headers.get("Accept", ""), allow_transform=not target.subresource)
+        opts = self._write_options(request, "UpdateOptions")
+        body = await self._decode_object(request)
+        namespace = target.namespace or ""
+        if target.subresource == "scale":
+            self.api.check_type_meta(rt, body, kind="Scale")
+            scale = await self.api.update_scale(
+                rt, namespace, target.name, body, "", None, opts
+            )
+            return self._respond(request, scale, neg=neg)
+        if target.subresource == "finalize":
+            obj, created = await self._finalize(rt, target.name, body, opts)
+        else:
+            obj, created = await self.api.update(
+                rt, namespace, target.name, body, opts, target.subresource
+            )
+        return self._respond(
+            request,
+            self._render_one(rt, obj, neg, request),
+            201 if created else 200,
+            neg,
+            opts.warnings,
+        )
+
+    async def _finalize(
+        self, rt: ResourceType, name: str, body: dict[str, Any], opts: WriteOptions
+    ) -> tuple[dict[str, Any], bool]:
+        finalizers = (body.get("spec") or {}).get("finalizers") or []
+        rv = meta_of(body).get("resourceVersion")
+
+        def mutate(existing: dict[str, Any] | None) -> dict[str, Any]:
+            if existing is None:
+                raise not_found("", "namespaces", name)
+            existing.setdefault("spec", {})["finalizers"] = list(finalizers)
+            if rv:
+                meta_of(existing)["resourceVersion"] = rv
+            return existing
+
+        self.api.check_type_meta(rt, body)
+        return await self.api._update_loop(
+            rt, "", name, mutate, opts, subresource="finalize", create_allowed=False
+        )
+
+    async def _patch(self, request: web.Request, target: _Target) -> web.Response:
+        rt = target.rt
+        assert target.name is not None
+        neg = negotiate(request.headers.get("Accept", ""), allow_transform=not target.subresource)
+        content_type = (request.content_type or "").lower()
+        patch_type = _PATCH_TYPES.get(content_type)
+        if rt.crd_name:
+            accepted = [
+                "application/json-patch+json",
+                "application/merge-patch+json",
+                "application/apply-patch+yaml",
+            ]
+        else:
+            accepted = [
+                "application/json-patch+json",
+                "application/merge-patch+json",
+                "application/strategic-merge-patch+json",
+                "application/apply-patch+yaml",
+            ]
+        if patch_type is None or patch_type == "apply-cbor":
+            raise unsupported_media_type(accepted)
+        if patch_type == "strategic" and rt.crd_name:
+            raise unsupported_media_type(accepted)
+        opts = self._write_options(request, "PatchOptions")
+        force_raw = request.query.get("force")
+        if patch_type == "apply":
+            if not request.query.get("fieldManager"):
+                raise invalid(
+                    "meta.k8s.io",
+                    "PatchOptions",
+                    "",
+                    [field_required("fieldManager", "is required for apply patch")],
+                )
+            opts.force = _truthy(force_raw)
+        elif force_raw is not None:
+            raise invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                [field_forbidden("force", "may not be specified for non-apply patch")],
+            )
+        raw = await self._read_body(request)
+        patch = _decode_patch(raw, patch_type)
+        namespace = target.namespace or ""
+        if target.subresource == "scale":
+            scale = await self.api.update_scale(
+                rt, namespace, target.name, None, patch_type, patch, opts
+            )
+            return self._respond(request, scale, neg=neg)
+        obj, created = await self.api.patch(
+            rt, namespace, target.name, patch_type, patch, opts, target.subresource
+        )
+        return self._respond(
+            request,
+            self._render_one(rt, obj, neg, request),
+            201 if created else 200,
+            neg,
+            opts.warnings,
+        )
+
+    async def _delete_options(self, request: web.Request) -> DeleteOptions:
+        raw = await self._read_body(request)
+        body: dict[str, Any] = {}
+        if raw.strip():
+            try:
+                decoded = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                try:
+                    decoded = yaml.safe_load(raw)
+                except yaml.YAMLError as exc:
+                    raise bad_request(f"error decoding DeleteOptions: {exc}") from None
+            if decoded is not None:
+                if not isinstance(decoded, dict):
+                    raise bad_request("DeleteOptions must be an object")
+                body = decoded
+        query = request.query
+        propagation = query.get("propagationPolicy") or body.get("propagationPolicy")
+        orphan: bool | None = None
+        if "orphanDependents" in query:
+            orphan = _truthy(query["orphanDependents"])
+        elif body.get("orphanDependents") is not None:
+            orphan = bool(body["orphanDependents"])
+        grace = self._int_param(request, "gracePeriodSeconds")
+        if grace is None and body.get("gracePeriodSeconds") is not None:
+            grace = int(body["gracePeriodSeconds"])
+        dry_run = self._dry_run(request, "DeleteOptions") or body.get("dryRun") == ["All"]
+        pre = body.get("preconditions") or {}
+        return DeleteOptions(
+            propagation=propagation,
+            orphan_dependents=orphan,
+            grace_period=grace,
+            uid=pre.get("uid"),
+            resource_version=pre.get("resourceVersion"),
+            dry_run=dry_run,
+            raw={"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **body},
+        )
+
+    async def _delete(
+        self, request: web.Request, rt: ResourceType, namespace: str, name: str
+    ) -> web.Response:
+        neg = negotiate(request.headers.get("Accept", ""), allow_transform=True)
+        opts = await self._delete_options(request)
+        result, code = await self.api.delete(rt, namespace, name, opts)
+        if result.get("kind") == "Status":
+            return self._respond(request, result, code)
+        return self._respond(request, self._render_one(rt, result, neg, request), code, neg)
+
+    async def _delete_collection(
+        self, request: web.Request, rt: ResourceType, namespace: str | None
+    ) -> web.Response:
+        opts = await self._delete_options(request)
+        labels, fields = self._selectors(request, rt)
+        items = await self.api.delete_collection(rt, namespace, labels, fields, opts)
+        ext = await self.api.external_many(rt, items)
+        if not rt.crd_name:
+            ext = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in ext]
+        body = {
+            "kind": rt.list_kind,
+            "apiVersion": rt.api_version,
+            "metadata": {"resourceVersion": str(self.store.rv)},
+            "items": ext,
+        }
+        return self._respond(request, body)
+
+
+def _decode_patch(raw: bytes, patch_type: str) -> Any:
+    if patch_type == "apply":
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else None
+        except yaml.YAMLError as exc:
+            raise bad_request(f"error decoding YAML: {exc}") from None
+        if not isinstance(value, dict):
+            raise bad_request("error decoding patch: the applied configuration must be an object")
+        return value
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise bad_request(f"error decoding patch: {exc}") from None
+
+
+def _manager_from_user_agent(user_agent: str) -> str:
+    """kube-apiserver's ``prefixFromUserAgent``: the part before the first '/'."""
+    prefix = user_agent.split("/", 1)[0]
+    out: list[str] = []
+    size = 0
+    for ch in prefix:
+        if not ch.isprintable():
+            continue
+        n = len(ch.encode())
+        if size + n > 128:
+            break
+        out.append(ch)
+        size += n
+    return "".join(out)
+
