@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from pydantic import Field
 
-from pyctrl.envtest._certs import (
+from pyctrl.certs import (
     CertificateAuthority,
     generate_ca,
     issue_serving_cert,

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from pyctrl import metrics
-from pyctrl.envtest._certs import issue_serving_cert, write_cert_dir
+from pyctrl.certs import issue_serving_cert, write_cert_dir
 from pyctrl.webhook import Server, mutate_path, validate_path
 
 from .conftest import MySrv, Served, mysrv, review

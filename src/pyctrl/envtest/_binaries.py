@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING
 
 import aiohttp
 
-from pyctrl.envtest import _certs
+from pyctrl import certs as _certs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -38,7 +38,8 @@ import yaml
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
-from pyctrl.envtest import _binaries, _certs, _kubeconfig
+from pyctrl import certs as _certs
+from pyctrl.envtest import _binaries, _kubeconfig
 from pyctrl.errors import APIError, ConfigError, NotFoundError, PyctrlError
 
 if TYPE_CHECKING:
