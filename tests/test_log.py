@@ -67,3 +67,17 @@ def test_unknown_level_is_refused() -> None:
     """An unknown level name raises ValueError naming it."""
     with pytest.raises(ValueError, match="unknown log level 'LOUD'"):
         log.configure(level="LOUD")
+
+
+def test_loggers_created_before_configure_follow_it() -> None:
+    """A module-level logger made before configure() writes in the configured format."""
+    early = log.get_logger("pyctrl.early")
+    out = io.StringIO()
+    log.configure(development=False, level="INFO", stream=out)
+    early.debug("hidden")
+    early.info("late config wins")
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1
+    record = orjson.loads(lines[0])
+    assert record["event"] == "late config wins"
+    assert record["logger"] == "pyctrl.early"

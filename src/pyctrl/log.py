@@ -81,8 +81,26 @@ def configure(
 
 
 def get_logger(name: str | None = None, **initial: Any) -> Any:
-    """Return a structlog logger, bound to ``logger=name`` and any initial key-values."""
-    logger = structlog.get_logger()
+    """Return a structlog logger, bound to ``logger=name`` and any initial key-values.
+
+    The logger stays lazy: modules create theirs at import time, and `configure` called
+    later still decides how they write.
+    """
     if name:
         initial = {"logger": name, **initial}
-    return logger.bind(**initial) if initial else logger
+    return _Lazy(initial)
+
+
+class _Lazy:
+    """Binds its initial values to the logger of the configuration current at call time."""
+
+    __slots__ = ("_initial",)
+
+    def __init__(self, initial: dict[str, Any]) -> None:
+        self._initial = initial
+
+    def bind(self, **values: Any) -> _Lazy:
+        return _Lazy({**self._initial, **values})
+
+    def __getattr__(self, method: str) -> Any:
+        return getattr(structlog.get_logger().bind(**self._initial), method)

@@ -1,0 +1,226 @@
+"""``pyctrl generate``: write an operator's manifests, or check that they are current.
+
+This is controller-gen plus the kustomize bases kubebuilder keeps under ``config/``:
+the manifests are a function of the Python code (`pyctrl.app.Operator.render_manifests`),
+so they are generated, never edited, and CI checks them with ``--check``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from pyctrl.cli._common import CliError, describe, reports_errors
+from pyctrl.cli._load import Target, custom_resources, load, operator_hint
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from pyctrl.app import Operator
+
+WHAT = ("all", "crd", "rbac", "manager", "webhook")
+# The subdirectories `Operator.write_manifests` owns: stale YAML in them is removed.
+GENERATED = ("crd", "rbac", "manager", "webhook")
+
+
+@dataclass
+class Plan:
+    """How the files on disk differ from the rendered manifests.
+
+    Attributes:
+        write: Files to create or overwrite, with why (``missing`` or ``differs``).
+        remove: Files no longer generated.
+        unchanged: Files already current.
+    """
+
+    write: dict[Path, tuple[str, str]] = field(default_factory=dict)
+    remove: list[Path] = field(default_factory=list)
+    unchanged: list[Path] = field(default_factory=list)
+
+    @property
+    def stale(self) -> bool:
+        """True if anything would be written or removed."""
+        return bool(self.write or self.remove)
+
+
+def plan(out: Path, rendered: dict[str, str], subdirectories: set[str]) -> Plan:
+    """Compare ``rendered`` (text by relative path) with the files under ``out``.
+
+    YAML files in ``subdirectories`` that are not rendered are to be removed, as
+    `pyctrl.app.Operator.write_manifests` removes them.
+    """
+    result = Plan()
+    for name, text in sorted(rendered.items()):
+        path = out / name
+        try:
+            current = path.read_text() if path.is_file() else None
+        except OSError as exc:
+            raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        if current is None:
+            result.write[path] = (text, "missing")
+        elif current != text:
+            result.write[path] = (text, "differs")
+        else:
+            result.unchanged.append(path)
+    for sub in sorted(subdirectories):
+        for path in sorted((out / sub).glob("*.yaml")):
+            if f"{sub}/{path.name}" not in rendered:
+                result.remove.append(path)
+    return result
+
+
+def apply(result: Plan) -> None:
+    """Carry out ``result``: write the changed files, remove the stale ones."""
+    for path, (text, _why) in result.write.items():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        except OSError as exc:
+            raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    for path in result.remove:
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise CliError(f"cannot remove stale {path}: {exc.strerror or exc}") from exc
+
+
+def render_operator(operator: Operator, target: Target) -> dict[str, str]:
+    """The operator's manifests by relative path; user-code errors become `CliError`."""
+    try:
+        return asyncio.run(operator.render_manifests())
+    except Exception as exc:
+        raise CliError(f"cannot render the manifests of {target}: {describe(exc)}") from exc
+
+
+def render_crds(module: ModuleType) -> dict[str, str]:
+    """CRDs of the `CustomResource` classes in ``module``, one file per group and kind."""
+    from pyctrl.crd import crds_for, to_yaml
+
+    types = custom_resources(module)
+    if not types:
+        raise CliError(
+            f"module {module.__name__!r} defines no Operator and no CustomResource classes"
+        )
+    try:
+        crds = crds_for(*types)
+    except Exception as exc:
+        raise CliError(
+            f"cannot generate the CRDs of module {module.__name__!r}: {describe(exc)}"
+        ) from exc
+    return {f"crd/{crd['metadata']['name']}.yaml": to_yaml([crd]) for crd in crds}
+
+
+def _parse(args: list[str]) -> tuple[str, Target]:
+    if len(args) == 1 and args[0] not in WHAT:
+        return "all", Target.parse(args[0])
+    if len(args) == 2 and args[0] in WHAT:
+        return args[0], Target.parse(args[1])
+    if len(args) == 2:
+        raise typer.BadParameter(
+            f"{args[0]!r} is not one of {', '.join(WHAT)}", param_hint="'[WHAT]'"
+        )
+    if len(args) == 1:
+        raise typer.BadParameter(
+            f"missing MODULE[:ATTRIBUTE] after {args[0]!r}", param_hint="'TARGET'"
+        )
+    raise typer.BadParameter(
+        f"expected [WHAT] MODULE[:ATTRIBUTE], got {len(args)} arguments", param_hint="'TARGET'"
+    )
+
+
+def _render(what: str, target: Target) -> dict[str, str]:
+    from pyctrl.app import Operator
+
+    found = load(target)
+    if isinstance(found, Operator):
+        return render_operator(found, target)
+    if what == "crd":
+        return render_crds(found)
+    raise CliError(
+        f"module {target.module!r} defines no Operator: {operator_hint(found)} "
+        f"(`pyctrl generate crd {target.module}` writes the CRDs of its "
+        "CustomResource classes without one)"
+    )
+
+
+def _select(what: str, rendered: dict[str, str]) -> tuple[dict[str, str], set[str]]:
+    """The files to generate and the subdirectories whose other YAML files are stale."""
+    if what == "all":
+        return rendered, {name.split("/", 1)[0] for name in rendered} | set(GENERATED)
+    selected = {name: text for name, text in rendered.items() if name.startswith(f"{what}/")}
+    return selected, {what}
+
+
+def _report(result: Plan, out: Path, command: str) -> None:
+    for path, (_text, why) in result.write.items():
+        typer.echo(f"stale: {path} ({why})")
+    for path in result.remove:
+        typer.echo(f"stale: {path} (no longer generated)")
+    count = len(result.write) + len(result.remove)
+    raise CliError(
+        f"{_files(count)} under {out} {'is' if count == 1 else 'are'} stale; "
+        f"regenerate with: {command}"
+    )
+
+
+def _files(count: int) -> str:
+    return f"{count} manifest file{'' if count == 1 else 's'}"
+
+
+@reports_errors
+def generate(
+    args: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="[WHAT] MODULE[:ATTRIBUTE]",
+            help=(
+                "WHAT is all (default), crd, rbac, manager or webhook; MODULE[:ATTRIBUTE] "
+                "is where the Operator is, e.g. mysrv.__main__:operator. Without "
+                ":ATTRIBUTE the module's one Operator is used; `crd` also works on a "
+                "module that has CustomResource classes but no Operator yet."
+            ),
+            show_default=False,
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory of the manifests.", file_okay=False)
+    ] = Path("config"),
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Write nothing; exit 1 listing the files that are missing, differ or are "
+            "no longer generated (for CI).",
+        ),
+    ] = False,
+) -> None:
+    """Write an Operator's manifests, or check that they are current.
+
+    CRDs, RBAC, the manager's Deployment and webhook configurations, generated from the
+    Python code into crd/, rbac/, manager/ and webhook/ under --out. Stale YAML files in
+    those subdirectories are removed.
+    """
+    what, target = _parse(args)
+    rendered, subdirectories = _select(what, _render(what, target))
+    result = plan(out, rendered, subdirectories)
+    if check:
+        if result.stale:
+            command = f"pyctrl generate {'' if what == 'all' else what + ' '}{target}"
+            if out != Path("config"):
+                command += f" --out {out}"
+            _report(result, out, command)
+        typer.echo(f"{out}: {_files(len(result.unchanged))} up to date")
+        return
+    apply(result)
+    for path, (_text, why) in result.write.items():
+        typer.echo(f"{'created' if why == 'missing' else 'updated'} {path}")
+    for path in result.remove:
+        typer.echo(f"removed {path}")
+    if not rendered:
+        typer.echo(f"{target} has no {what} manifests")
+    elif not result.stale:
+        typer.echo(f"{out}: {_files(len(result.unchanged))} up to date")

@@ -1,0 +1,52 @@
+"""``pyctrl run``: run an Operator from its module, like kubebuilder's ``make run``.
+
+Everything after ``MODULE[:ATTRIBUTE]`` goes to the operator's own flags
+(`pyctrl.app.Operator.parser`), so ``pyctrl run mysrv.__main__:operator --help`` shows
+them. The operator runs in the foreground until SIGINT or SIGTERM.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from pyctrl.cli._common import CliError, reports_errors
+from pyctrl.cli._load import Target, load_operator
+
+CONTEXT = {
+    "allow_extra_args": True,
+    "ignore_unknown_options": True,
+    # After MODULE[:ATTRIBUTE] every argument, --help included, is the operator's.
+    "allow_interspersed_args": False,
+}
+
+
+@reports_errors
+def run(
+    ctx: typer.Context,
+    target: Annotated[
+        str,
+        typer.Argument(
+            metavar="MODULE[:ATTRIBUTE]",
+            help="The Operator, e.g. mysrv.__main__:operator (its flags follow).",
+            show_default=False,
+        ),
+    ],
+) -> None:
+    """Run an Operator in the foreground, with its own flags.
+
+    Everything after MODULE[:ATTRIBUTE] goes to the operator (--kubeconfig, --context,
+    --leader-elect, --log-format console, ...; see: pyctrl run MODULE:ATTRIBUTE --help).
+    """
+    from pyctrl.errors import PyctrlError
+
+    operator = load_operator(Target.parse(target))
+    try:
+        operator.main(ctx.args)
+    except PyctrlError as exc:
+        # Configuration problems (no kubeconfig, a broken one) are the user's to fix.
+        raise CliError(str(exc)) from exc
+    except KeyboardInterrupt:
+        # Ctrl-C before the manager installed its signal handlers: a normal way to stop.
+        raise typer.Exit(130) from None
