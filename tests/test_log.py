@@ -81,3 +81,10 @@ def test_loggers_created_before_configure_follow_it() -> None:
     record = orjson.loads(lines[0])
     assert record["event"] == "late config wins"
     assert record["logger"] == "pyctrl.early"
+
+
+def test_default_stream_is_resolved_at_write_time(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a stream, logs go to the sys.stderr of the moment, not of configure()."""
+    log.configure(development=False)
+    log.get_logger("pyctrl.late").warning("after swap")
+    assert "after swap" in capsys.readouterr().err

@@ -17,9 +17,10 @@ the per-task context.
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import structlog
 from structlog.contextvars import bind_contextvars, bound_contextvars, clear_contextvars
@@ -54,7 +55,7 @@ def configure(
         if not isinstance(numeric, int):
             raise ValueError(f"unknown log level {level!r}")
         level = numeric
-    out = stream or sys.stderr
+    out = stream or cast("TextIO", _Stderr())
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
@@ -63,7 +64,7 @@ def configure(
     ]
     renderer: Any
     if development:
-        renderer = structlog.dev.ConsoleRenderer(colors=out.isatty())
+        renderer = structlog.dev.ConsoleRenderer(colors=stream is None and sys.stderr.isatty())
     else:
         shared.append(structlog.processors.dict_tracebacks)
         renderer = structlog.processors.JSONRenderer()
@@ -89,6 +90,20 @@ def get_logger(name: str | None = None, **initial: Any) -> Any:
     if name:
         initial = {"logger": name, **initial}
     return _Lazy(initial)
+
+
+class _Stderr(io.TextIOBase):
+    """Writes to whatever ``sys.stderr`` is at the time of writing.
+
+    A stream captured at configure time may be closed later (test runners swap
+    ``sys.stderr`` per test); resolving it on each write keeps logging working.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 class _Lazy:
