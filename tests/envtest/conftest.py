@@ -5,9 +5,7 @@ from __future__ import annotations
 import datetime
 import ssl
 import uuid
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
@@ -15,6 +13,10 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 
 from pyctrl.envtest._server import APIServer
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+    from pathlib import Path
 
 TOKEN = "test-token"
 

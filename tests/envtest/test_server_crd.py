@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest._server import APIServer
-from tests.envtest.conftest import Kube
+if TYPE_CHECKING:
+    from pyctrl.envtest._server import APIServer
+    from tests.envtest.conftest import Kube
+from tests.envtest.test_server_delete import wait_gone
 
 GROUP = "myapp.example.com"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -254,9 +255,7 @@ async def test_deleting_crd_removes_its_resources(kube: Kube, ns: str) -> None:
     status, body, _ = await kube.delete(f"{CRD_PATH}/mysrvs.{GROUP}")
     assert status == 200
     assert "customresourcecleanup.apiextensions.k8s.io" in body["metadata"]["finalizers"]
-    async with asyncio.timeout(5):
-        while (await kube.get(f"{CRD_PATH}/mysrvs.{GROUP}"))[0] != 404:
-            await asyncio.sleep(0.01)
+    await wait_gone(kube, f"{CRD_PATH}/mysrvs.{GROUP}")
     status, body, _ = await kube.get(path)
     assert status == 404
     assert body["message"] == "the server could not find the requested resource"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tests.envtest.conftest import Kube
+if TYPE_CHECKING:
+    from tests.envtest.conftest import Kube
 
 
 def cm(name: str, **data: str) -> dict[str, Any]:

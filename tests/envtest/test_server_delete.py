@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
 from pyctrl.envtest._server import APIServer
 from tests.envtest.conftest import TOKEN, Kube
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def cm(name: str, **meta: Any) -> dict[str, Any]:
@@ -27,13 +30,30 @@ def owner_ref(owner: dict[str, Any], *, block: bool = False) -> dict[str, Any]:
     return ref
 
 
-async def wait_gone(kube: Kube, path: str, timeout: float = 5.0) -> None:
-    async with asyncio.timeout(timeout):
-        while True:
-            status, _, _ = await kube.get(path)
-            if status == 404:
-                return
-            await asyncio.sleep(0.01)
+async def wait_for(kube: Kube, path: str, done: Callable[[dict[str, Any] | None], bool]) -> None:
+    """Wait (at most 5 s) until ``done`` holds for the object at ``path`` (None: deleted)."""
+    collection, name = path.rsplit("/", 1)
+    status, obj, _ = await kube.get(path)
+    current = obj if status == 200 else None
+    if done(current):
+        return
+    assert current is not None
+
+    def stop(events: list[dict[str, Any]]) -> bool:
+        event = events[-1]
+        return done(None if event["type"] == "DELETED" else event["object"])
+
+    params = {
+        "resourceVersion": current["metadata"]["resourceVersion"],
+        "fieldSelector": f"metadata.name={name}",
+    }
+    async with asyncio.timeout(5):
+        await kube.watch_lines(collection, stop=stop, params=params)
+
+
+async def wait_gone(kube: Kube, path: str) -> None:
+    """Wait until the object at ``path`` is deleted."""
+    await wait_for(kube, path, lambda obj: obj is None)
 
 
 async def test_delete_answers_status_success(kube: Kube, ns: str) -> None:
@@ -212,12 +232,11 @@ async def test_foreground_deletion_deletes_dependents_first(kube: Kube, ns: str)
     status, body, _ = await kube.delete(f"{path}/owner", {"propagationPolicy": "Foreground"})
     assert status == 200
     assert body["metadata"]["finalizers"] == ["foregroundDeletion"]
-    async with asyncio.timeout(5):
-        while True:
-            child = await kube.get_ok(f"{path}/child")
-            if child["metadata"].get("deletionTimestamp"):
-                break
-            await asyncio.sleep(0.01)
+    await wait_for(
+        kube,
+        f"{path}/child",
+        lambda obj: obj is not None and bool(obj["metadata"].get("deletionTimestamp")),
+    )
     held = await kube.get_ok(f"{path}/owner")
     assert held["metadata"]["deletionTimestamp"]
     await kube.patch(f"{path}/child", {"metadata": {"finalizers": None}})

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest._server import APIServer
-from tests.envtest.conftest import Kube
+if TYPE_CHECKING:
+    from pyctrl.envtest._server import APIServer
+    from tests.envtest.conftest import Kube
 
 
 def cm(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:

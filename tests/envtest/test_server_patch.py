@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tests.envtest.conftest import Kube
+if TYPE_CHECKING:
+    from tests.envtest.conftest import Kube
 
 
 def deployment(name: str, replicas: int | None = None) -> dict[str, Any]:
@@ -44,7 +45,7 @@ async def test_json_patch_failed_test_is_422(kube: Kube, ns: str) -> None:
     path = f"/api/v1/namespaces/{ns}/configmaps"
     await kube.create_ok(path, {"metadata": {"name": "j"}, "data": {"a": "1"}})
     ops = [{"op": "test", "path": "/data/a", "value": "2"}, {"op": "remove", "path": "/data/a"}]
-    status, body, _ = await kube.patch(f"{path}/j", ops, "json")
+    status, _body, _ = await kube.patch(f"{path}/j", ops, "json")
     assert status == 422
     stored = await kube.get_ok(f"{path}/j")
     assert stored["data"] == {"a": "1"}
@@ -90,7 +91,7 @@ async def test_unknown_patch_type_is_415(kube: Kube, ns: str) -> None:
 
 async def test_patch_of_missing_object_is_404(kube: Kube, ns: str) -> None:
     """A merge patch of a missing object answers NotFound."""
-    status, body, _ = await kube.patch(f"/api/v1/namespaces/{ns}/configmaps/none", {"data": {}})
+    status, _body, _ = await kube.patch(f"/api/v1/namespaces/{ns}/configmaps/none", {"data": {}})
     assert status == 404
 
 

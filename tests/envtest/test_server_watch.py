@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import orjson
 
+from pyctrl.envtest._api import WriteOptions
 from pyctrl.envtest._server import APIServer
 from tests.envtest.conftest import TOKEN, Kube
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 
 class Stream:
@@ -20,8 +23,8 @@ class Stream:
     def __init__(self, response: aiohttp.ClientResponse) -> None:
         self.response = response
 
-    async def next(self, timeout: float = 5.0) -> dict[str, Any]:
-        async with asyncio.timeout(timeout):
+    async def next(self, within: float = 5.0) -> dict[str, Any]:
+        async with asyncio.timeout(within):
             while True:
                 line = await self.response.content.readline()
                 if not line:
@@ -29,14 +32,14 @@ class Stream:
                 if line.strip():
                     return dict(orjson.loads(line))
 
-    async def next_non_bookmark(self, timeout: float = 5.0) -> dict[str, Any]:
+    async def next_non_bookmark(self, within: float = 5.0) -> dict[str, Any]:
         while True:
-            event = await self.next(timeout)
+            event = await self.next(within)
             if event["type"] != "BOOKMARK":
                 return event
 
-    async def ended(self, timeout: float = 5.0) -> bool:
-        async with asyncio.timeout(timeout):
+    async def ended(self, within: float = 5.0) -> bool:
+        async with asyncio.timeout(within):
             while True:
                 line = await self.response.content.readline()
                 if not line:
@@ -252,13 +255,10 @@ async def test_slow_watcher_is_closed_without_blocking_writers(kube: Kube, ns: s
         ) as resp:
             assert resp.status == 200
             # Writes committed in one event-loop turn: the watcher cannot drain in between.
+            rt = srv.registry.lookup("", "v1", "configmaps")
+            assert rt is not None
             for i in range(20):
-                await srv.api.create(
-                    srv.api.registry.lookup("", "v1", "configmaps"),  # type: ignore[arg-type]
-                    "default",
-                    cm(f"x{i}"),
-                    __import__("pyctrl.envtest._api", fromlist=["WriteOptions"]).WriteOptions(),
-                )
+                await srv.api.create(rt, "default", cm(f"x{i}"), WriteOptions())
             assert srv.hub.count() == 0
             body = await resp.read()
         assert body.count(b"\n") <= 5
@@ -296,4 +296,4 @@ async def test_watch_as_table_sends_headers_first(kube: Kube, ns: str) -> None:
 async def test_watch_timeout_closes_the_stream(kube: Kube, ns: str) -> None:
     """timeoutSeconds ends the stream cleanly."""
     async with watch(kube, f"/api/v1/namespaces/{ns}/configmaps", timeoutSeconds="1") as stream:
-        assert await stream.ended(timeout=5)
+        assert await stream.ended(within=5)

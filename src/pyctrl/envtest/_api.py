@@ -25,10 +25,9 @@ import random
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
@@ -51,7 +50,6 @@ from pyctrl.envtest._errors import (
     resource_expired,
 )
 from pyctrl.envtest._jsonpath import JSONPathError, find
-from pyctrl.envtest._resources import Registry, ResourceType, StorageKey
 from pyctrl.envtest._selectors import (
     FieldSelector,
     LabelSelector,
@@ -69,7 +67,10 @@ from pyctrl.envtest._store import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyctrl.envtest._crd import CRDController
+    from pyctrl.envtest._resources import Registry, ResourceType, StorageKey
 
 NAMESPACES: StorageKey = ("", "namespaces")
 CRDS: StorageKey = ("apiextensions.k8s.io", "customresourcedefinitions")
@@ -121,9 +122,12 @@ def now_rfc3339(delta_seconds: float = 0.0) -> str:
     return str(_now_cache[1])
 
 
-def deep_copy(value: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def deep_copy(value: _T) -> _T:
     """Copy a JSON value (faster than ``copy.deepcopy`` for plain JSON)."""
-    return orjson.loads(orjson.dumps(value))
+    return cast("_T", orjson.loads(orjson.dumps(value)))
 
 
 def meta_of(obj: dict[str, Any]) -> dict[str, Any]:
@@ -522,7 +526,10 @@ class API:
             padded = token + "=" * (-len(token) % 4)
             data = orjson.loads(base64.urlsafe_b64decode(padded))
             if data.get("v") != "meta.k8s.io/v1":
-                raise ValueError("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+                raise ValueError(
+                    "continue key is not valid: incorrect encoded start resourceVersion "
+                    "(version meta.k8s.io/v1)"
+                )
             rv = int(data["rv"])
             start = str(data["start"])
         except (ValueError, KeyError, TypeError, binascii.Error, orjson.JSONDecodeError) as exc:
@@ -576,9 +583,10 @@ class API:
         ns_obj = self.store.get(NAMESPACES, "", namespace)
         if ns_obj is None:
             raise not_found("", "namespaces", namespace)
-        if _ro_meta(ns_obj).get("deletionTimestamp") or (ns_obj.get("status") or {}).get(
-            "phase"
-        ) == "Terminating":
+        if (
+            _ro_meta(ns_obj).get("deletionTimestamp")
+            or (ns_obj.get("status") or {}).get("phase") == "Terminating"
+        ):
             raise forbidden(
                 rt.group,
                 rt.plural,
@@ -658,7 +666,11 @@ class API:
         elif rt.storage_key == CRDS:
             obj["status"] = {
                 "acceptedNames": {"plural": "", "kind": ""},
-                "storedVersions": [v.get("name") for v in (obj.get("spec") or {}).get("versions") or [] if v.get("storage")],
+                "storedVersions": [
+                    v.get("name")
+                    for v in (obj.get("spec") or {}).get("versions") or []
+                    if v.get("storage")
+                ],
             }
         elif rt.initial_status is not None:
             obj["status"] = deep_copy(rt.initial_status)
@@ -669,6 +681,7 @@ class API:
         old: dict[str, Any] | None,
         new: dict[str, Any],
         manager: str,
+        *,
         subresource: str = "",
     ) -> None:
         _managedfields.track_update(
@@ -689,6 +702,7 @@ class API:
         self,
         rt: ResourceType,
         operation: str,
+        *,
         namespace: str,
         name: str,
         obj: dict[str, Any] | None,
@@ -716,6 +730,7 @@ class API:
         operation: str,
         obj: dict[str, Any],
         old: dict[str, Any] | None,
+        *,
         namespace: str,
         subresource: str,
         opts: WriteOptions,
@@ -725,7 +740,15 @@ class API:
         name = meta_of(obj).get("name") or ""
         for hook in self.admission:
             request = self._admission_request(
-                rt, operation, namespace, name, obj, old, subresource, opts.dry_run, opts.raw
+                rt,
+                operation,
+                namespace=namespace,
+                name=name,
+                obj=obj,
+                old=old,
+                subresource=subresource,
+                dry_run=opts.dry_run,
+                options=opts.raw,
             )
             mutated = await hook.mutate(request)
             if mutated is not None:
@@ -739,6 +762,7 @@ class API:
         self,
         rt: ResourceType,
         operation: str,
+        *,
         obj: dict[str, Any] | None,
         old: dict[str, Any] | None,
         namespace: str,
@@ -749,13 +773,19 @@ class API:
     ) -> None:
         for hook in self.admission:
             request = self._admission_request(
-                rt, operation, namespace, name, obj, old, subresource, dry_run, options
+                rt,
+                operation,
+                namespace=namespace,
+                name=name,
+                obj=obj,
+                old=old,
+                subresource=subresource,
+                dry_run=dry_run,
+                options=options,
             )
             await hook.validate(request)
 
-    def _validate(
-        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
-    ) -> None:
+    def _validate(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         causes = _validation.validate_object_meta(rt, obj)
         if old is not None:
             causes.extend(_validation.validate_meta_update(obj, old))
@@ -795,7 +825,9 @@ class API:
         self._default_and_prune(rt, obj, opts)
         self._reset_status_on_create(rt, obj)
         self._track(rt, None, obj, opts.field_manager)
-        obj = await self._mutate(rt, "CREATE", obj, None, namespace, "", opts)
+        obj = await self._mutate(
+            rt, "CREATE", obj, None, namespace=namespace, subresource="", opts=opts
+        )
         return await self._create_prepared(rt, namespace, obj, opts)
 
     async def _create_prepared(
@@ -809,14 +841,20 @@ class API:
             self._validate(rt, candidate, None)
             name = meta_of(candidate)["name"]
             await self._validate_admission(
-                rt, "CREATE", candidate, None, namespace, name, "", opts.dry_run, opts.raw
+                rt,
+                "CREATE",
+                obj=candidate,
+                old=None,
+                namespace=namespace,
+                name=name,
+                subresource="",
+                dry_run=opts.dry_run,
+                options=opts.raw,
             )
             if self.store.get(rt.storage_key, namespace if rt.namespaced else "", name) is not None:
                 if attempt + 1 < attempts:
                     continue
-                existing = self.store.get(
-                    rt.storage_key, namespace if rt.namespaced else "", name
-                )
+                existing = self.store.get(rt.storage_key, namespace if rt.namespaced else "", name)
                 err = already_exists(rt.group, rt.plural, name)
                 if existing is not None and _ro_meta(existing).get("deletionTimestamp"):
                     err.message = f"object is being deleted: {err.message}"
@@ -941,6 +979,7 @@ class API:
         namespace: str,
         name: str,
         body: dict[str, Any],
+        *,
         opts: WriteOptions,
         subresource: str = "",
     ) -> tuple[dict[str, Any], bool]:
@@ -977,12 +1016,13 @@ class API:
         name: str,
         patch_type: str,
         patch: Any,
+        *,
         opts: WriteOptions,
         subresource: str = "",
     ) -> tuple[dict[str, Any], bool]:
         """PATCH with one of the four patch types; returns (external object, created)."""
         if patch_type == "apply":
-            return await self._apply(rt, namespace, name, patch, opts, subresource)
+            return await self._apply(rt, namespace, name, patch, opts=opts, subresource=subresource)
 
         def compute(existing: dict[str, Any] | None) -> dict[str, Any]:
             if existing is None:
@@ -1012,6 +1052,7 @@ class API:
         namespace: str,
         name: str,
         applied: Any,
+        *,
         opts: WriteOptions,
         subresource: str,
     ) -> tuple[dict[str, Any], bool]:
@@ -1096,7 +1137,9 @@ class API:
                 self._reset_status_on_create(rt, new)
                 if not is_apply:
                     self._track(rt, None, new, opts.field_manager)
-                new = await self._mutate(rt, "CREATE", new, None, namespace, "", opts)
+                new = await self._mutate(
+                    rt, "CREATE", new, None, namespace=namespace, subresource="", opts=opts
+                )
                 try:
                     return await self._create_prepared(rt, namespace, new, opts), True
                 except StatusError as exc:
@@ -1129,8 +1172,16 @@ class API:
                     new.pop("status", None)
             self._default_and_prune(rt, new, opts)
             if not is_apply:
-                self._track(rt, existing, new, opts.field_manager, subresource)
-            new = await self._mutate(rt, "UPDATE", new, existing, namespace, subresource, opts)
+                self._track(rt, existing, new, opts.field_manager, subresource=subresource)
+            new = await self._mutate(
+                rt,
+                "UPDATE",
+                new,
+                existing,
+                namespace=namespace,
+                subresource=subresource,
+                opts=opts,
+            )
             new_meta = meta_of(new)
             existing_rv = _ro_meta(existing_stored).get("resourceVersion") or ""
             new_rv = new_meta.get("resourceVersion") or ""
@@ -1154,7 +1205,15 @@ class API:
             self._prepare_update(rt, new, existing, subresource)
             self._validate(rt, new, existing)
             await self._validate_admission(
-                rt, "UPDATE", new, existing, namespace, name, subresource, opts.dry_run, opts.raw
+                rt,
+                "UPDATE",
+                obj=new,
+                old=existing,
+                namespace=namespace,
+                name=name,
+                subresource=subresource,
+                dry_run=opts.dry_run,
+                options=opts.raw,
             )
             if self.store.get(key, ns_key, name) is not existing_stored:
                 continue
@@ -1241,7 +1300,9 @@ class API:
         for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
             if not spec.get(key) and old_spec.get(key):
                 spec[key] = deep_copy(old_spec[key])
-        old_ports = {(p.get("port"), p.get("protocol", "TCP")): p for p in old_spec.get("ports") or []}
+        old_ports = {
+            (p.get("port"), p.get("protocol", "TCP")): p for p in old_spec.get("ports") or []
+        }
         if spec.get("type") in ("NodePort", "LoadBalancer"):
             for port in spec.get("ports") or []:
                 old = old_ports.get((port.get("port"), port.get("protocol", "TCP")))
@@ -1311,7 +1372,7 @@ class API:
         new = deep_copy(stored)
         if not mutate(new):
             return stored
-        self._track(rt, stored, new, manager, subresource)
+        self._track(rt, stored, new, manager, subresource=subresource)
         return self._commit_update(rt, stored, new, dry_run=False)
 
     # --- scale ----------------------------------------------------------------------------------
@@ -1362,6 +1423,7 @@ class API:
         rt: ResourceType,
         namespace: str,
         name: str,
+        *,
         scale_body: dict[str, Any] | None,
         patch_type: str,
         patch: Any,
@@ -1391,7 +1453,10 @@ class API:
                 except _patch.PatchError as exc:
                     raise StatusError(exc.code, exc.reason, exc.message, details=False) from None
             if scale.get("kind", "Scale") != "Scale":
-                raise bad_request(f"the kind in the data ({scale.get('kind')}) does not match the expected kind (Scale)")
+                raise bad_request(
+                    f"the kind in the data ({scale.get('kind')}) does not match the expected "
+                    "kind (Scale)"
+                )
             replicas = (scale.get("spec") or {}).get("replicas", 0)
             scale_name = _ro_meta(scale).get("name") or ""
             if scale_name != name:
@@ -1462,13 +1527,13 @@ class API:
         await self._validate_admission(
             rt,
             "DELETE",
-            None,
-            existing,
-            namespace,
-            name,
-            "",
-            opts.dry_run,
-            opts.raw,
+            obj=None,
+            old=existing,
+            namespace=namespace,
+            name=name,
+            subresource="",
+            dry_run=opts.dry_run,
+            options=opts.raw,
         )
         result, deleted = self.delete_core(rt, namespace if rt.namespaced else "", name, opts)
         code = 200
@@ -1671,7 +1736,7 @@ class API:
             new_meta = meta_of(new)
             new_meta["deletionTimestamp"] = now_rfc3339()
             new.setdefault("status", {})["phase"] = "Terminating"
-            fins = [f for f in new_meta.get("finalizers") or []]
+            fins = list(new_meta.get("finalizers") or [])
             orphan = opts.orphan_dependents is True or opts.propagation == "Orphan"
             foreground = opts.propagation == "Foreground"
             if orphan and "orphan" not in fins:
@@ -1785,14 +1850,12 @@ def _reset_fields(rt: ResourceType, subresource: str) -> list[str]:
     return ["status"] if rt.has_status else []
 
 
-def set_condition(
-    obj: dict[str, Any], type_: str, status: str, reason: str, message: str
-) -> bool:
+def set_condition(obj: dict[str, Any], type_: str, status: str, reason: str, message: str) -> bool:
     """Set a status condition (lastTransitionTime changes only with the status)."""
     conditions = obj.setdefault("status", {}).setdefault("conditions", [])
     for cond in conditions:
         if cond.get("type") == type_:
-            changed = (
+            changed = bool(
                 cond.get("status") != status
                 or cond.get("reason") != reason
                 or cond.get("message") != message

@@ -47,7 +47,10 @@ def accepted_names(crd: dict[str, Any]) -> dict[str, Any]:
     """``status.acceptedNames`` for a CRD whose names are accepted."""
     names = dict(_spec(crd).get("names") or {})
     kind = names.get("kind", "")
-    out: dict[str, Any] = {"plural": names.get("plural", ""), "singular": names.get("singular") or str(kind).lower()}
+    out: dict[str, Any] = {
+        "plural": names.get("plural", ""),
+        "singular": names.get("singular") or str(kind).lower(),
+    }
     if names.get("shortNames"):
         out["shortNames"] = list(names["shortNames"])
     out["kind"] = kind
@@ -196,7 +199,9 @@ class CRDController:
                 if status.get("acceptedNames") != names:
                     status["acceptedNames"] = names
                     changed = True
-                changed |= set_condition(obj, "NamesAccepted", "True", "NoConflicts", "no conflicts found")
+                changed |= set_condition(
+                    obj, "NamesAccepted", "True", "NoConflicts", "no conflicts found"
+                )
                 changed |= set_condition(
                     obj,
                     "Established",
@@ -216,14 +221,20 @@ class CRDController:
                 changed = True
             return changed
 
-        self.api.update_internal(CRDS, "", name, mutate, manager="kube-apiserver", subresource="status")
+        self.api.update_internal(
+            CRDS, "", name, mutate, manager="kube-apiserver", subresource="status"
+        )
         crd = self.api.store.get(CRDS, "", name)
         if crd is None:
             return
         old_types = self.api.registry.crd_types(name)
         new_types = types_for(crd) if accepted else []
-        if [(t.version, t.schema, t.printer_columns, t.subresources, t.scale_paths, t.field_paths) for t in old_types] != [
-            (t.version, t.schema, t.printer_columns, t.subresources, t.scale_paths, t.field_paths) for t in new_types
+        if [
+            (t.version, t.schema, t.printer_columns, t.subresources, t.scale_paths, t.field_paths)
+            for t in old_types
+        ] != [
+            (t.version, t.schema, t.printer_columns, t.subresources, t.scale_paths, t.field_paths)
+            for t in new_types
         ] or [t.storage_key for t in old_types] != [t.storage_key for t in new_types]:
             self.api.registry.set_crd_types(name, new_types)
             self._redefault(old_types, new_types)
@@ -271,16 +282,17 @@ class CRDController:
                     "InstanceDeletionInProgress",
                     "CustomResource deletion is in progress",
                 )
-            changed = set_condition(
+            return set_condition(
                 obj,
                 "Terminating",
                 "True",
                 "InstanceDeletionCompleted",
-                f"removed all instances",
+                "removed all instances",
             )
-            return changed
 
-        self.api.update_internal(CRDS, "", name, progress, manager="kube-apiserver", subresource="status")
+        self.api.update_internal(
+            CRDS, "", name, progress, manager="kube-apiserver", subresource="status"
+        )
         if remaining:
             return False
 

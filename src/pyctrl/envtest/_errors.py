@@ -94,7 +94,7 @@ class StatusError(Exception):
             details["causes"] = [c.to_dict() for c in self.causes]
         if self.retry_after is not None:
             details["retryAfterSeconds"] = self.retry_after
-        if details or (self.with_details and self.code == 404 and not self.name):
+        if details or self.with_details:
             status["details"] = details
         status["code"] = self.code
         return status
@@ -129,7 +129,9 @@ def already_exists(group: str, resource: str, name: str) -> StatusError:
     )
 
 
-def conflict(group: str, resource: str, name: str, err: str = OPTIMISTIC_LOCK_MESSAGE) -> StatusError:
+def conflict(
+    group: str, resource: str, name: str, err: str = OPTIMISTIC_LOCK_MESSAGE
+) -> StatusError:
     """``NewConflict``: 409 ``Operation cannot be fulfilled on ...``."""
     return StatusError(
         409,
@@ -268,9 +270,7 @@ def field_duplicate(field: str, value: Any) -> Cause:
 
 def field_too_long(field: str, value: Any, limit: int) -> Cause:
     """``field.TooLong``."""
-    return Cause(
-        "FieldValueTooLong", f"Too long: may not be more than {limit} bytes", field
-    )
+    return Cause("FieldValueTooLong", f"Too long: may not be more than {limit} bytes", field)
 
 
 class GoLiteral(str):

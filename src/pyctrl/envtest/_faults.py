@@ -12,10 +12,13 @@ group (``deployments.apps``); subresource requests match ``deployments/status`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pyctrl.envtest._errors import StatusError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 VERBS = frozenset(
     {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
@@ -26,7 +29,11 @@ _REASONS = {
     401: ("Unauthorized", "Unauthorized"),
     403: ("Forbidden", "forbidden"),
     404: ("NotFound", "the server could not find the requested resource"),
-    409: ("Conflict", "the object has been modified; please apply your changes to the latest version and try again"),  # noqa: E501
+    409: (
+        "Conflict",
+        "the object has been modified; please apply your changes to the latest version "
+        "and try again",
+    ),
     410: ("Expired", "the resource version is too old"),
     429: ("TooManyRequests", "Too many requests, please try again later."),
     500: ("InternalError", "Internal error occurred: injected fault"),

@@ -97,8 +97,8 @@ class Controllers:
         if event.type == "DELETED":
             uid = meta.get("uid")
             if uid:
-                for key, ns, name in self.api.store.dependents(uid):
-                    self._enqueue(("dependent", key, ns, name))
+                for dkey, dns, dname in self.api.store.dependents(uid):
+                    self._enqueue(("dependent", dkey, dns, dname))
         if prev is not None:
             prev_owners = {r.get("uid") for r in _meta(prev).get("ownerReferences") or []}
             new_owners = (
@@ -325,8 +325,10 @@ class Controllers:
 
         self.api.update_internal(NAMESPACES, "", name, finalize, subresource="finalize")
         ns = self.api.store.get(NAMESPACES, "", name)
-        if ns is not None and not (ns.get("spec") or {}).get("finalizers") and not _meta(ns).get(
-            "finalizers"
+        if (
+            ns is not None
+            and not (ns.get("spec") or {}).get("finalizers")
+            and not _meta(ns).get("finalizers")
         ):
             self.api.delete_internal(NAMESPACES, "", name)
         elif ns is not None and self.gc_enabled:
@@ -347,7 +349,6 @@ class Controllers:
 def _namespace_conditions(
     obj: dict[str, Any], remaining: dict[str, int], finalizers: dict[str, int]
 ) -> bool:
-    changed = False
     before = deep_copy(obj.get("status") or {})
     set_condition(
         obj,
@@ -404,5 +405,4 @@ def _namespace_conditions(
             "ContentHasNoFinalizers",
             "All content-preserving finalizers finished",
         )
-    changed = (obj.get("status") or {}) != before
-    return changed
+    return bool((obj.get("status") or {}) != before)

@@ -45,7 +45,9 @@ class _Filter:
 
 _Step = _Field | _Recursive | _Index | _Filter
 _IDENT = re.compile(r"[A-Za-z0-9_\-/$]+")
-_FILTER = re.compile(r"^@((?:\.[A-Za-z0-9_\-/]+|\['[^']*'\]|\[\"[^\"]*\"\])*)\s*(?:(==|!=|<=|>=|<|>)\s*(.+))?$")
+_FILTER = re.compile(
+    r"^@((?:\.[A-Za-z0-9_\-/]+|\['[^']*'\]|\[\"[^\"]*\"\])*)\s*(?:(==|!=|<=|>=|<|>)\s*(.+))?$"
+)
 
 
 def _literal(text: str) -> Any:

@@ -1,4 +1,4 @@
-"""Decoding of Kubernetes protobuf request bodies for a few built-in kinds.
+r"""Decoding of Kubernetes protobuf request bodies for a few built-in kinds.
 
 kubectl's typed commands (``kubectl create namespace``, ``create configmap``, ``create
 secret``, ``create serviceaccount``) send their objects as
@@ -117,6 +117,7 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: Any
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 2:
@@ -181,7 +182,7 @@ def decode_message(data: bytes, schema: Schema) -> dict[str, Any]:
 
 
 def decode_object(body: bytes) -> dict[str, Any]:
-    """Decode a ``k8s\\x00``-prefixed protobuf object body into a JSON dict."""
+    r"""Decode a ``k8s\\x00``-prefixed protobuf object body into a JSON dict."""
     if not body.startswith(MAGIC):
         raise ProtobufError("missing the k8s protobuf magic prefix")
     envelope = {n: v for n, _, v in _fields(body[len(MAGIC) :])}

@@ -92,7 +92,8 @@ class ResourceType:
     initial_status: dict[str, Any] | None = field(default=None, compare=False, hash=False)
     """Status set on create for built-ins whose create resets status (None: status dropped
     for CRDs with a status subresource, untouched for types without one)."""
-    storage_group: str = ""
+    storage_group: str | None = None
+    """Group of the storage when it differs from ``group`` (None: the same)."""
     storage_plural: str = ""
     to_storage: Converter | None = field(default=None, compare=False, hash=False)
     from_storage: Converter | None = field(default=None, compare=False, hash=False)
@@ -113,12 +114,13 @@ class ResourceType:
     @property
     def storage_key(self) -> StorageKey:
         """(group, plural) of the storage this type lives in."""
-        return (self.storage_group or self.group, self.storage_plural or self.plural)
+        group = self.group if self.storage_group is None else self.storage_group
+        return (group, self.storage_plural or self.plural)
 
     @property
     def storage_api_version(self) -> str:
         """apiVersion of stored objects."""
-        group = self.storage_group or self.group
+        group = self.group if self.storage_group is None else self.storage_group
         version = self.storage_version or self.version
         return f"{group}/{version}" if group else version
 

@@ -21,19 +21,15 @@ import asyncio
 import contextlib
 import logging
 import random
-import ssl
 import uuid
-from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import yaml
 from aiohttp import web
 
 from pyctrl.envtest import _discovery, _openapi, _protobuf
-from pyctrl.envtest._admission import AdmissionHook, ConversionHook
 from pyctrl.envtest._api import (
     API,
     NAMESPACES,
@@ -70,6 +66,13 @@ from pyctrl.envtest._selectors import (
 from pyctrl.envtest._store import Store, TooOld
 from pyctrl.envtest._table import partial_metadata, to_table
 from pyctrl.envtest._watch import Watcher, WatchHub, encode_event
+
+if TYPE_CHECKING:
+    import ssl
+    from collections.abc import Hashable, Iterable
+    from types import TracebackType
+
+    from pyctrl.envtest._admission import AdmissionHook, ConversionHook
 
 logger = logging.getLogger("pyctrl.envtest.server")
 
@@ -363,7 +366,10 @@ class APIServer:
         for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
             if self.store.get(NAMESPACES, "", name) is None:
                 await self.api.create(
-                    ns_rt, "", {"metadata": {"name": name}}, WriteOptions(field_manager="kube-apiserver")
+                    ns_rt,
+                    "",
+                    {"metadata": {"name": name}},
+                    WriteOptions(field_manager="kube-apiserver"),
                 )
         svc_rt = self._rt("", "v1", "services")
         if self.store.get(("", "services"), "default", "kubernetes") is None:
@@ -378,14 +384,22 @@ class APIServer:
                     "spec": {
                         "clusterIP": "10.0.0.1",
                         "ports": [
-                            {"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.port}
+                            {
+                                "name": "https",
+                                "port": 443,
+                                "protocol": "TCP",
+                                "targetPort": self.port,
+                            }
                         ],
                     },
                 },
                 opts,
             )
         pc_rt = self._rt("scheduling.k8s.io", "v1", "priorityclasses")
-        for name, value in (("system-cluster-critical", 2000000000), ("system-node-critical", 2000001000)):
+        for name, value in (
+            ("system-cluster-critical", 2000000000),
+            ("system-node-critical", 2000001000),
+        ):
             if self.store.get(pc_rt.storage_key, "", name) is None:
                 await self.api.create(
                     pc_rt,
@@ -446,9 +460,7 @@ class APIServer:
         return scheme.lower() == "bearer" and token.strip() in self._tokens
 
     @web.middleware
-    async def _middleware(
-        self, request: web.Request, handler: Any
-    ) -> web.StreamResponse:
+    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         path = request.path
         public = path in _PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/"))
         if not public and not self._authorized(request):
@@ -586,7 +598,7 @@ class APIServer:
             if verb not in allowed:
                 raise method_not_allowed()
         if self.faults.active:
-            names = (rt.plural, rt.qualified)
+            names: tuple[str, ...] = (rt.plural, rt.qualified)
             if target.subresource:
                 names = (*names, f"{rt.plural}/{target.subresource}")
             delay = self.faults.latency_for(verb, names)
@@ -649,7 +661,9 @@ class APIServer:
         else:
             raise unsupported_media_type([_JSON, _YAML])
         if not isinstance(value, dict):
-            raise bad_request("Object 'Kind' is missing in '" + raw.decode(errors="replace")[:200] + "'")
+            raise bad_request(
+                "Object 'Kind' is missing in '" + raw.decode(errors="replace")[:200] + "'"
+            )
         return value
 
     @staticmethod
@@ -815,9 +829,7 @@ class APIServer:
         try:
             return int(value)
         except ValueError:
-            raise bad_request(
-                f'strconv.ParseInt: parsing "{value}": invalid syntax'
-            ) from None
+            raise bad_request(f'strconv.ParseInt: parsing "{value}": invalid syntax') from None
 
     async def _list(
         self, request: web.Request, rt: ResourceType, namespace: str | None
@@ -930,9 +942,7 @@ class APIServer:
                     raise self.api._too_large(wanted)
             self.hub.register(watcher)
             if send_initial is not False:
-                for obj in self.store.items(
-                    rt.storage_key, namespace if rt.namespaced else None
-                ):
+                for obj in self.store.items(rt.storage_key, namespace if rt.namespaced else None):
                     if watcher.matches_object(obj):
                         watcher.push_object("ADDED", obj)
                 if send_initial:
@@ -968,7 +978,9 @@ class APIServer:
                 await response.write(encode_event("ERROR", error))
                 await response.write_eof()
                 return response
-            await self._stream(request, response, watcher, view, timeout_s, bookmarks)
+            await self._stream(
+                request, response, watcher, view, timeout_s=timeout_s, bookmarks=bookmarks
+            )
         except (ConnectionResetError, ConnectionError):
             pass
         finally:
@@ -981,6 +993,7 @@ class APIServer:
         response: web.StreamResponse,
         watcher: Watcher,
         view: _View,
+        *,
         timeout_s: float,
         bookmarks: bool,
     ) -> None:
@@ -1043,14 +1056,14 @@ class APIServer:
         if target.subresource == "scale":
             self.api.check_type_meta(rt, body, kind="Scale")
             scale = await self.api.update_scale(
-                rt, namespace, target.name, body, "", None, opts
+                rt, namespace, target.name, scale_body=body, patch_type="", patch=None, opts=opts
             )
             return self._respond(request, scale, neg=neg)
         if target.subresource == "finalize":
             obj, created = await self._finalize(rt, target.name, body, opts)
         else:
             obj, created = await self.api.update(
-                rt, namespace, target.name, body, opts, target.subresource
+                rt, namespace, target.name, body, opts=opts, subresource=target.subresource
             )
         return self._respond(
             request,
@@ -1125,11 +1138,17 @@ class APIServer:
         namespace = target.namespace or ""
         if target.subresource == "scale":
             scale = await self.api.update_scale(
-                rt, namespace, target.name, None, patch_type, patch, opts
+                rt,
+                namespace,
+                target.name,
+                scale_body=None,
+                patch_type=patch_type,
+                patch=patch,
+                opts=opts,
             )
             return self._respond(request, scale, neg=neg)
         obj, created = await self.api.patch(
-            rt, namespace, target.name, patch_type, patch, opts, target.subresource
+            rt, namespace, target.name, patch_type, patch, opts=opts, subresource=target.subresource
         )
         return self._respond(
             request,
@@ -1233,4 +1252,3 @@ def _manager_from_user_agent(user_agent: str) -> str:
         out.append(ch)
         size += n
     return "".join(out)
-

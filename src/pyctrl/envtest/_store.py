@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest._resources import StorageKey
+if TYPE_CHECKING:
+    from pyctrl.envtest._resources import StorageKey
 
 ObjKey = tuple[str, str]
 """(namespace, name); namespace '' for cluster-scoped objects."""
@@ -35,6 +36,7 @@ class StoreEvent:
         rv: int,
         type_: str,
         key: StorageKey,
+        *,
         namespace: str,
         name: str,
         obj: dict[str, Any],
@@ -176,7 +178,9 @@ class Store:
         objs[name] = obj
         self._sorted.pop((key, ns), None)
         self._index(key, ns, name, None, obj)
-        return self._commit(StoreEvent(rv, "ADDED", key, ns, name, obj, None))
+        return self._commit(
+            StoreEvent(rv, "ADDED", key, namespace=ns, name=name, obj=obj, prev=None)
+        )
 
     def update(self, key: StorageKey, obj: dict[str, Any], expected_rv: str) -> StoreEvent:
         """Replace a stored object if its resourceVersion is ``expected_rv``."""
@@ -193,7 +197,9 @@ class Store:
         meta["resourceVersion"] = str(rv)
         objs[name] = obj
         self._index(key, ns, name, prev, obj)
-        return self._commit(StoreEvent(rv, "MODIFIED", key, ns, name, obj, prev))
+        return self._commit(
+            StoreEvent(rv, "MODIFIED", key, namespace=ns, name=name, obj=obj, prev=prev)
+        )
 
     def delete(
         self, key: StorageKey, namespace: str, name: str, expected_rv: str | None = None
@@ -211,7 +217,9 @@ class Store:
         self._index(key, namespace, name, prev, None)
         gone = dict(prev)
         gone["metadata"] = dict(_meta(prev), resourceVersion=str(rv))
-        return self._commit(StoreEvent(rv, "DELETED", key, namespace, name, gone, prev))
+        return self._commit(
+            StoreEvent(rv, "DELETED", key, namespace=namespace, name=name, obj=gone, prev=prev)
+        )
 
     def replace_silently(self, key: StorageKey, obj: dict[str, Any]) -> None:
         """Swap a stored object for an equivalent one without a new version or event.

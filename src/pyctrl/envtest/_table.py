@@ -124,9 +124,11 @@ def _pod_template_spec(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _namespace(obj: dict[str, Any], now: datetime) -> Cells:
-    return [_meta(obj).get("name", ""), _get(obj, "status", "phase", default=""), _age(
-        _meta(obj).get("creationTimestamp"), now
-    )]
+    return [
+        _meta(obj).get("name", ""),
+        _get(obj, "status", "phase", default=""),
+        _age(_meta(obj).get("creationTimestamp"), now),
+    ]
 
 
 def _configmap(obj: dict[str, Any], now: datetime) -> Cells:
@@ -610,7 +612,9 @@ def _custom_cell(col: PrinterColumn, obj: dict[str, Any]) -> Any:
     if col.type == "string":
         return _jsonpath.to_text(value)
     if col.type == "integer":
-        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        return (
+            int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        )
     if col.type == "number":
         return value if isinstance(value, int | float) and not isinstance(value, bool) else None
     if col.type == "boolean":

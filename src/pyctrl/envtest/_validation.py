@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyctrl.envtest._errors import (
     Cause,
@@ -23,13 +23,15 @@ from pyctrl.envtest._errors import (
     field_invalid,
     field_required,
 )
-from pyctrl.envtest._resources import ResourceType
 from pyctrl.envtest._selectors import (
     SelectorError,
     label_value_problem,
     qualified_name_problem,
     selector_from_object,
 )
+
+if TYPE_CHECKING:
+    from pyctrl.envtest._resources import ResourceType
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -160,7 +162,7 @@ def _owner_references(refs: list[Any]) -> list[Cause]:
             field_invalid(
                 "metadata.ownerReferences",
                 GoLiteral("[]v1.OwnerReference{...}"),
-                "Only one reference can have Controller set to true. Found \"true\" in "
+                'Only one reference can have Controller set to true. Found "true" in '
                 f"references for {' and '.join(controllers)}",
             )
         )
@@ -211,7 +213,9 @@ def _containers(spec: dict[str, Any], path: str) -> list[Cause]:
             for problem in name_problems(cname, "label"):
                 causes.append(field_invalid(f"{cpath}.name", cname, problem))
             if cname in seen:
-                causes.append(Cause("FieldValueDuplicate", f'Duplicate value: "{cname}"', f"{cpath}.name"))
+                causes.append(
+                    Cause("FieldValueDuplicate", f'Duplicate value: "{cname}"', f"{cpath}.name")
+                )
             seen.add(cname)
         if not c.get("image"):
             causes.append(field_required(f"{cpath}.image"))
@@ -238,7 +242,13 @@ def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
             causes.append(field_invalid("spec.selector", "", str(exc)))
             parsed = None
         if parsed is not None and parsed.empty:
-            causes.append(field_invalid("spec.selector", GoLiteral("v1.LabelSelector{}"), "empty selector is invalid for deployment"))
+            causes.append(
+                field_invalid(
+                    "spec.selector",
+                    GoLiteral("v1.LabelSelector{}"),
+                    "empty selector is invalid for deployment",
+                )
+            )
         template_labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
         if parsed is not None and not parsed.empty and not parsed.matches(template_labels):
             causes.append(
@@ -249,9 +259,11 @@ def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
                 )
             )
         if old is not None and (old.get("spec") or {}).get("selector") != selector:
-            causes.append(field_invalid(
-                "spec.selector", GoLiteral("v1.LabelSelector{...}"), "field is immutable"
-            ))
+            causes.append(
+                field_invalid(
+                    "spec.selector", GoLiteral("v1.LabelSelector{...}"), "field is immutable"
+                )
+            )
     template = spec.get("template")
     if not isinstance(template, dict):
         causes.append(field_required("spec.template"))
@@ -279,9 +291,7 @@ def _config_keys(obj: dict[str, Any]) -> list[Cause]:
                     )
                 )
             if key in seen:
-                causes.append(
-                    field_invalid("data", key, "duplicate of key present in binaryData")
-                )
+                causes.append(field_invalid("data", key, "duplicate of key present in binaryData"))
             seen.add(key)
     return causes
 
@@ -341,7 +351,11 @@ def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
         if pname:
             if pname in names:
                 causes.append(
-                    Cause("FieldValueDuplicate", f'Duplicate value: "{pname}"', f"spec.ports[{i}].name")
+                    Cause(
+                        "FieldValueDuplicate",
+                        f'Duplicate value: "{pname}"',
+                        f"spec.ports[{i}].name",
+                    )
                 )
             names.add(pname)
     if svc_type == "ExternalName" and not spec.get("externalName"):
@@ -350,9 +364,7 @@ def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
         old_ip = (old.get("spec") or {}).get("clusterIP")
         new_ip = spec.get("clusterIP")
         if old_ip and new_ip and old_ip != new_ip and svc_type != "ExternalName":
-            causes.append(
-                field_invalid("spec.clusterIPs[0]", new_ip, "may not change once set")
-            )
+            causes.append(field_invalid("spec.clusterIPs[0]", new_ip, "may not change once set"))
     return causes
 
 
@@ -385,7 +397,9 @@ def validate_builtin(
             from pyctrl.envtest._errors import field_not_supported
 
             causes.append(
-                field_not_supported("spec.template.spec.restartPolicy", policy, ["OnFailure", "Never"])
+                field_not_supported(
+                    "spec.template.spec.restartPolicy", policy, ["OnFailure", "Never"]
+                )
             )
         return causes
     if group == "coordination.k8s.io" and kind == "Lease":

@@ -19,13 +19,14 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Hashable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from pyctrl.envtest._resources import StorageKey
-from pyctrl.envtest._selectors import FieldSelector, LabelSelector
-from pyctrl.envtest._store import StoreEvent
+if TYPE_CHECKING:
+    from pyctrl.envtest._resources import StorageKey
+    from pyctrl.envtest._selectors import FieldSelector, LabelSelector
+    from pyctrl.envtest._store import StoreEvent
 
 
 class View(Protocol):
@@ -108,9 +109,9 @@ class Watcher:
     def _push_event(self, event: StoreEvent, type_: str, which: str) -> None:
         if self._render_first is not None:
             obj = event.obj if which == "obj" else _at_rv(event.prev or {}, event.rv)
-            data = self._render_first(type_, obj)
+            first = self._render_first(type_, obj)
             self._render_first = None
-            self.push(data)
+            self.push(first)
             return
         ck = (self.view.cache_key, type_, which)
         data = event.cache.get(ck)
@@ -163,18 +164,18 @@ class Watcher:
         """How many event lines wait to be written."""
         return len(self._queue)
 
-    async def wait(self, timeout: float | None) -> None:
-        """Return when events are queued, the watcher closes, or ``timeout`` passes."""
+    async def wait(self, seconds: float | None) -> None:
+        """Return when events are queued, the watcher closes, or ``seconds`` pass."""
         if self._queue or self.closed:
             return
         loop = asyncio.get_running_loop()
         self._waiter = loop.create_future()
         try:
-            if timeout is None:
+            if seconds is None:
                 await self._waiter
             else:
                 try:
-                    async with asyncio.timeout(max(timeout, 0.0)):
+                    async with asyncio.timeout(max(seconds, 0.0)):
                         await self._waiter
                 except TimeoutError:
                     pass
