@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import orjson
 
 from pyctrl.client._errors import PatchError
-from pyctrl.client._strategic import BUILTIN_GROUPS, merge_diff, strategic_diff
-from pyctrl.meta import KubeModel
+from pyctrl.client._strategic import merge_diff, strategic_diff
+from pyctrl.meta import BUILTIN_GROUPS, KubeModel
 from pyctrl.resource import CustomResource
 from pyctrl.scheme import Scheme, default_scheme
 
