@@ -51,9 +51,9 @@ from pyctrl.resource import CustomResource, pluralize
 from pyctrl.source import Kind
 from pyctrl.webhook import (
     ClientConfig,
-    ConversionHandler,
     Server,
     conversion_stanza,
+    converted_kinds,
     webhook_configurations,
 )
 
@@ -189,7 +189,7 @@ class Operator:
             cert_manager_certificate=f"{self.namespace}/{self.name}-serving-cert",
         )
         files: dict[str, list[dict[str, Any]]] = {}
-        converted = _converted_kinds(server)
+        converted = converted_kinds(server)
         by_kind: dict[tuple[str, str], list[type[CustomResource]]] = {}
         for type_ in self.types:
             info = type_.resource_info()
@@ -452,9 +452,3 @@ def _resource(type_: type[Any], gvk: GroupVersionKind) -> str:
     if isinstance(type_, type) and issubclass(type_, CustomResource):
         return type_.resource_info().plural
     return _IRREGULAR.get(gvk.kind, pluralize(gvk.kind))
-
-
-def _converted_kinds(server: Server) -> set[tuple[str, str]]:
-    endpoint = server.handler_at("/convert")
-    handlers: list[ConversionHandler] = list(getattr(endpoint, "by_kind", {}).values())
-    return {(h.hub.gvk().group, h.hub.gvk().kind) for h in handlers}

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from pyctrl.envtest._faults import Faults
     from pyctrl.envtest._server import APIServer
+    from pyctrl.webhook import Server as WebhookServer
 
 __all__ = [
     "BinariesNotFoundError",
@@ -513,6 +514,77 @@ class Environment:
         self.crds.extend(installed)
         return installed
 
+    async def install_webhooks(
+        self,
+        webhook_server: WebhookServer,
+        *,
+        ca_bundle: bytes,
+        host: str = "127.0.0.1",
+        failure_policy: str = "Fail",
+        timeout_seconds: int = 10,
+    ) -> list[dict[str, Any]]:
+        """Point the API server at a running local webhook server (``WebhookInstallOptions``).
+
+        Creates (or replaces) the Mutating- and ValidatingWebhookConfigurations for what
+        ``webhook_server`` serves, with ``https://host:port`` URLs and ``ca_bundle``, and
+        sets the conversion webhook on the installed CRDs whose conversion it serves. Works
+        in every mode, as it only writes API objects.
+
+        Args:
+            webhook_server: A `pyctrl.webhook.Server` (the Manager's ``webhook_server``).
+            ca_bundle: PEM of the CA that signed the webhook server's certificate.
+            host: The address the API server reaches the webhook server at.
+            failure_policy: ``Fail`` or ``Ignore``.
+            timeout_seconds: Per-call timeout the API server applies.
+
+        Returns:
+            The configuration objects as created.
+        """
+        from pyctrl.webhook import (
+            ClientConfig,
+            conversion_stanza,
+            converted_kinds,
+            webhook_configurations,
+        )
+
+        rest = self._require_rest()
+        await webhook_server.wait_started()
+        client = ClientConfig(url=f"https://{host}:{webhook_server.port}", ca_bundle=ca_bundle)
+        created = []
+        configurations = webhook_configurations(
+            webhook_server, client, failure_policy=failure_policy, timeout_seconds=timeout_seconds
+        )
+        for config in configurations:
+            base = f"/apis/admissionregistration.k8s.io/v1/{config['kind'].lower()}s"
+            name = config["metadata"]["name"]
+            try:
+                created.append(await rest.request("POST", base, config))
+            except APIError as exc:
+                if exc.reason != "AlreadyExists":
+                    raise
+                live = await rest.request("GET", f"{base}/{name}")
+                replacement = {
+                    **config,
+                    "metadata": {
+                        **config["metadata"],
+                        "resourceVersion": live["metadata"]["resourceVersion"],
+                    },
+                }
+                created.append(await rest.request("PUT", f"{base}/{name}", replacement))
+        kinds = converted_kinds(webhook_server)
+        converting = [
+            crd["metadata"]["name"]
+            for crd in self.crds
+            if (crd["spec"]["group"], crd["spec"]["names"]["kind"]) in kinds
+        ]
+        for name in converting:
+            live = await rest.request("GET", f"{_CRD_API}/{name}")
+            live["spec"]["conversion"] = conversion_stanza(client)
+            await rest.request("PUT", f"{_CRD_API}/{name}", live)
+        if converting:
+            await self.wait_for_crds(converting, max_time=self._crd_install_timeout)
+        return created
+
     async def wait_for_crds(self, names: Sequence[str], *, max_time: float) -> list[dict[str, Any]]:
         """Wait until the named CRDs are Established and their versions are discoverable.
 
@@ -644,6 +716,10 @@ class Environment:
             garbage_collector=self._garbage_collector,
         )
         self.server = server
+        # Admission and conversion webhooks, as kube-apiserver calls them.
+        from pyctrl.envtest._webhooks import install
+
+        install(server)
         await server.start()
         ca_file = self._tmpdir / "ca.crt"
         ca_file.write_bytes(ca.cert_pem)

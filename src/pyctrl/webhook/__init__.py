@@ -69,6 +69,7 @@ __all__ = [
     "Validator",
     "Warnings",
     "conversion_stanza",
+    "converted_kinds",
     "current_request",
     "default_cert_dir",
     "mutate_path",
@@ -307,6 +308,13 @@ def webhook_configurations(
             }
         )
     return out
+
+
+def converted_kinds(server: Server) -> set[tuple[str, str]]:
+    """The (group, kind) pairs whose conversion ``server`` serves at ``/convert``."""
+    endpoint = server.handler_at("/convert")
+    handlers: list[ConversionHandler] = list(getattr(endpoint, "by_kind", {}).values())
+    return {(h.hub.gvk().group, h.hub.gvk().kind) for h in handlers}
 
 
 def conversion_stanza(client: ClientConfig) -> dict[str, Any]:
