@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,7 @@ from pyctrl.cache import CacheOptions
 from pyctrl.config import Config, get_config
 from pyctrl.controller import Controller
 from pyctrl.crd import crd_for, to_yaml
+from pyctrl.errors import ConfigError
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner
 from pyctrl.log import configure
 from pyctrl.manager import Manager, Options
@@ -169,8 +171,16 @@ class Operator:
         await manager.run()
 
     def main(self, argv: Sequence[str] | None = None) -> None:
-        """The process entry point (``python -m your_operator``)."""
-        asyncio.run(self.run(argv))
+        """The process entry point (``python -m your_operator``).
+
+        A configuration problem (no or a broken kubeconfig) is one line on stderr and exit
+        status 1, not a traceback.
+        """
+        try:
+            asyncio.run(self.run(argv))
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(1) from None
 
     # -- manifests ---------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ This is controller-runtime's ``pkg/builder``::
 
 ``for_`` watches the type with `pyctrl.handler.EnqueueRequestForObject`; ``owns``
 with `pyctrl.handler.EnqueueRequestForOwner` (controller owner only); ``watches`` with
-the handler you give, for a type (from the shared cache) or any `pyctrl.source.Source`.
+the handler you give, for a type from the shared cache; ``watches_raw_source`` adds any
+`pyctrl.source.Source` (a `pyctrl.source.Channel` of external events) as it is.
 The controller is named after the lowercase kind unless ``named``; names must be unique
 in a manager.
 
@@ -119,16 +120,23 @@ class Builder:
         self._watches.append(_Watch(type_, None, handler, predicates, metadata_only))
         return self
 
-    def watches(
-        self, what: type[Any] | Source, handler: EventHandler, *predicates: Predicate
-    ) -> Self:
-        """Watch a type (from the shared cache) or a Source, mapping events with ``handler``."""
-        if isinstance(what, type):
-            self._watches.append(_Watch(what, None, handler, predicates))
-        else:
-            if predicates:
-                raise ValueError("give a Source its predicates when constructing it")
-            self._watches.append(_Watch(None, what, handler, ()))
+    def watches(self, type_: type[Any], handler: EventHandler, *predicates: Predicate) -> Self:
+        """Watch objects of ``type_`` (from the shared cache), mapping events with ``handler``."""
+        if not isinstance(type_, type):
+            raise TypeError(
+                f"watches() takes a type, not {type(type_).__name__}: give a Source, which "
+                "carries its own handler and predicates, to watches_raw_source()"
+            )
+        self._watches.append(_Watch(type_, None, handler, predicates))
+        return self
+
+    def watches_raw_source(self, source: Source) -> Self:
+        """Add a Source as it is, e.g. a `pyctrl.source.Channel` (``WatchesRawSource``).
+
+        The source carries its own handler and predicates; `with_event_filter` does not
+        apply to it.
+        """
+        self._watches.append(_Watch(None, source, EnqueueRequestForObject(), ()))
         return self
 
     def with_event_filter(self, predicate: Predicate) -> Self:

@@ -30,6 +30,7 @@ lives in its TaskGroup.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -133,7 +134,10 @@ class Controller:
         """Add a source; one added after start begins at once."""
         self._sources.append(source)
         if self._state.group is not None:
-            self._state.group.create_task(source.start(self.queue), name=f"{self.name}-source")
+            # A fresh context: a source added from inside a reconcile must not log as it.
+            self._state.group.create_task(
+                source.start(self.queue), name=f"{self.name}-source", context=contextvars.Context()
+            )
 
     async def wait_started(self) -> None:
         """Wait until the sources synced and the workers run."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import bisect
+import contextvars
 import random as _random
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -123,7 +124,10 @@ class Cache:
 
     def _run(self, shared: SharedInformer) -> None:
         assert self._tg is not None
-        self._tg.create_task(shared.run(), name=f"informer {shared.description}")
+        # A fresh context: an informer asked for inside a reconcile must not log as it.
+        self._tg.create_task(
+            shared.run(), name=f"informer {shared.description}", context=contextvars.Context()
+        )
 
     async def wait_started(self) -> None:
         """Wait until `start` is running."""

@@ -1,0 +1,1 @@
+"""Example operators built with pyctrl; run one with ``python -m examples.<name>``."""

@@ -1,0 +1,95 @@
+"""pyctrl.app and pyctrl.builder wiring that needs no API server."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+from kubernetes_asyncio.client import Configuration, V1ConfigMap
+
+from pyctrl.app import Operator
+from pyctrl.builder import controller_managed_by
+from pyctrl.handler import EnqueueRequestForObject
+from pyctrl.manager import Manager
+from pyctrl.reconcile import Request, Result
+from pyctrl.source import Channel
+from tests.manager.conftest import Widget
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+class Nothing:
+    async def reconcile(self, request: Request) -> Result:
+        return Result()
+
+
+def _manager() -> Manager:
+    return Manager(Configuration(host="https://cluster.invalid"))
+
+
+async def test_watches_refuses_a_source_and_points_to_watches_raw_source() -> None:
+    """A Source given to watches() is refused, so its handler cannot be silently ignored."""
+    builder = controller_managed_by(_manager()).for_(Widget)
+    with pytest.raises(TypeError, match="watches_raw_source"):
+        builder.watches(Channel(), EnqueueRequestForObject())  # type: ignore[arg-type]
+
+
+async def test_watches_raw_source_adds_the_source_itself() -> None:
+    """watches_raw_source adds the Source as given, next to the for_ watch."""
+    manager = _manager()
+    channel = Channel()
+    controller = (
+        controller_managed_by(manager).for_(Widget).watches_raw_source(channel).complete(Nothing())
+    )
+    assert channel in controller._sources
+    assert len(controller._sources) == 2
+
+
+async def test_duplicate_controller_names_are_refused() -> None:
+    """Two controllers with one name in a manager are refused."""
+    manager = _manager()
+    controller_managed_by(manager).for_(Widget).complete(Nothing())
+    with pytest.raises(ValueError, match="already exists"):
+        controller_managed_by(manager).for_(Widget).complete(Nothing())
+
+
+def test_main_reports_a_bad_kubeconfig_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A broken kubeconfig ends the process with one error line and status 1."""
+    broken = tmp_path / "kubeconfig"
+    broken.write_text("clusters: [this is not a kubeconfig")
+    operator = Operator(name="widget", types=[Widget], setup=lambda manager: None)
+    with pytest.raises(SystemExit) as exit_info:
+        operator.main(["--kubeconfig", str(broken), "--metrics-bind-address", "0"])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    assert str(broken) in err
+    assert "Traceback" not in err
+
+
+async def test_rbac_is_derived_from_what_setup_registers() -> None:
+    """The reconciled type is readable and updatable, owned types fully managed."""
+
+    def setup(manager: Manager) -> None:
+        controller_managed_by(manager).for_(Widget).owns(V1ConfigMap).complete(Nothing())
+
+    rules = {
+        (r.api_groups, r.resources): set(r.verbs)
+        for r in Operator(name="widget", types=[Widget], setup=setup).rbac_rules(
+            await Operator(name="widget", types=[Widget], setup=setup).create_manager(
+                Configuration(host="https://cluster.invalid")
+            )
+        )
+    }
+    assert rules[(("test.pyctrl.dev",), ("widgets",))] == {
+        "get",
+        "list",
+        "watch",
+        "update",
+        "patch",
+    }
+    assert rules[(("test.pyctrl.dev",), ("widgets/status",))] == {"get", "update", "patch"}
+    assert rules[(("",), ("configmaps",))] >= {"create", "delete", "get", "list", "watch"}
