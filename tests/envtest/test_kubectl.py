@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -19,6 +17,7 @@ import pytest_asyncio
 import yaml
 
 from pyctrl.envtest import Environment
+from tests.kubectl import Kubectl
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 # namespace per test: kubectl's discovery and OpenAPI caches stay warm.
 pytestmark = [pytest.mark.kubectl, pytest.mark.asyncio(loop_scope="module")]
 
-KUBECTL = shutil.which("kubectl") or "kubectl"
 GROUP = "kubectl.pyctrl.dev"
 
 
@@ -139,67 +137,6 @@ def service(name: str) -> dict[str, Any]:
     }
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-class Kubectl:
-    """Runs kubectl against one environment, in one namespace, with a private cache."""
-
-    def __init__(self, env: Environment, cache_dir: Path, namespace: str) -> None:
-        self.env = env
-        self.namespace = namespace
-        self._base = [
-            KUBECTL,
-            f"--kubeconfig={env.kubeconfig_path}",
-            f"--cache-dir={cache_dir}",
-            f"--namespace={namespace}",
-        ]
-
-    async def __call__(
-        self, *args: str, stdin: Any = None, check: bool = True, max_time: float = 30.0
-    ) -> Run:
-        data = None
-        if stdin is not None:
-            data = (stdin if isinstance(stdin, str) else yaml.safe_dump(stdin)).encode()
-        proc = await asyncio.create_subprocess_exec(
-            *self._base,
-            *args,
-            stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            async with asyncio.timeout(max_time):
-                out, err = await proc.communicate(data)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-            raise AssertionError(
-                f"kubectl {' '.join(args)} did not finish in {max_time} s"
-            ) from None
-        assert proc.returncode is not None
-        run = Run(proc.returncode, out.decode(), err.decode())
-        if check and run.code != 0:
-            raise AssertionError(f"kubectl {' '.join(args)} failed ({run.code}): {run.err}")
-        return run
-
-    async def spawn(self, *args: str) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            *self._base,
-            *args,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-
-    async def json(self, *args: str) -> Any:
-        return json.loads((await self("get", *args, "-o", "json")).out)
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def env() -> AsyncIterator[Environment]:
     async with Environment(crds=[widget_crd()]) as environment:
@@ -213,7 +150,7 @@ def kube_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def kubectl(env: Environment, kube_cache: Path) -> AsyncIterator[Kubectl]:
-    runner = Kubectl(env, kube_cache, f"kubectl-{uuid.uuid4().hex[:10]}")
+    runner = Kubectl(env.kubeconfig_path, kube_cache, f"kubectl-{uuid.uuid4().hex[:10]}")
     # Not `kubectl create namespace`: typed kubectl commands send protobuf bodies.
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": runner.namespace}}
     await runner("apply", "-f", "-", stdin=namespace)

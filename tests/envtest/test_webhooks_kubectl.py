@@ -6,15 +6,12 @@ served by this test's event loop, which a blocking ``subprocess.run`` would stal
 
 from __future__ import annotations
 
-import asyncio
 import json
-import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import pytest
-import yaml
 
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
@@ -26,6 +23,7 @@ from pyctrl.webhook import (
     register_validator,
     webhook_configurations,
 )
+from tests.kubectl import Kubectl, Run
 
 from .test_webhooks_support import (
     Certs,
@@ -48,15 +46,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.kubectl
 
-KUBECTL = shutil.which("kubectl") or "kubectl"
-
-
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
 
 @dataclass
 class Cluster:
@@ -65,31 +54,11 @@ class Cluster:
     env: Environment
     rest: Rest
     certs: Certs
-    cache: Path
+    runner: Kubectl
 
-    async def kubectl(self, *args: str, stdin: Any = None, max_time: float = 30.0) -> Run:
-        data = yaml.safe_dump(stdin).encode() if stdin is not None else None
-        proc = await asyncio.create_subprocess_exec(
-            KUBECTL,
-            f"--kubeconfig={self.env.kubeconfig_path}",
-            f"--cache-dir={self.cache}",
-            "--namespace=default",
-            *args,
-            stdin=asyncio.subprocess.PIPE if data is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            async with asyncio.timeout(max_time):
-                out, err = await proc.communicate(data)
-        except TimeoutError:
-            proc.kill()
-            await proc.wait()
-            raise AssertionError(
-                f"kubectl {' '.join(args)} did not finish in {max_time} s"
-            ) from None
-        assert proc.returncode is not None
-        return Run(proc.returncode, out.decode(), err.decode())
+    async def kubectl(self, *args: str, stdin: Any = None) -> Run:
+        """Run kubectl; the tests check the exit code themselves."""
+        return await self.runner(*args, stdin=stdin, check=False)
 
 
 @pytest.fixture
@@ -97,7 +66,8 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     async with Environment(crds=[crd_for(Gadget)]) as env, aiohttp.ClientSession() as session:
         assert env.server is not None
         install(env.server)
-        yield Cluster(env, Rest(env, session), make_certs(tmp_path / "certs"), tmp_path / "cache")
+        runner = Kubectl(env.kubeconfig_path, tmp_path / "cache", "default")
+        yield Cluster(env, Rest(env, session), make_certs(tmp_path / "certs"), runner)
 
 
 @pytest.fixture
