@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from typing import TYPE_CHECKING
 
 import orjson
 import pytest
 
 from pyctrl import metrics
-from pyctrl.certs import issue_serving_cert, write_cert_dir
+from pyctrl.certs import CertificateAuthority, issue_serving_cert, write_cert_dir
 from pyctrl.webhook import Server, mutate_path, validate_path
 
 from .conftest import MySrv, Served, mysrv, review
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MUTATE = mutate_path(MySrv)
 VALIDATE = validate_path(MySrv)
@@ -159,3 +163,20 @@ def test_duplicate_registration_is_refused() -> None:
     register_validator(server, MySrv, Checks())
     with pytest.raises(ValueError, match="already registered"):
         register_validator(server, MySrv, Checks())
+
+
+async def test_all_interfaces_with_a_free_port_reports_the_bound_port(
+    cert_dir: tuple[Path, CertificateAuthority],
+) -> None:
+    """With host "" and port 0 the reported port is the one clients can reach."""
+    directory, ca = cert_dir
+    server = Server(port=0, cert_dir=str(directory))
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(server.start())
+        async with asyncio.timeout(10):
+            await server.wait_started()
+        context = ssl.create_default_context(cadata=ca.cert_pem.decode())
+        _, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=context)
+        writer.close()
+        await writer.wait_closed()
+        task.cancel()

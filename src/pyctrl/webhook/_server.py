@@ -226,7 +226,10 @@ class Server:
         runner = web.AppRunner(self._app(), access_log=None)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.host or None, self.port, ssl_context=self.certs.context)
+            # All interfaces: both address families on the given port. With port 0 each
+            # family would get a different free port, so bind IPv4 alone and report it.
+            host = self.host or ("0.0.0.0" if self.port == 0 else None)
+            site = web.TCPSite(runner, host, self.port, ssl_context=self.certs.context)
             await site.start()
             self.port = int(runner.addresses[0][1])
             _log.info("serving webhooks", port=self.port, paths=self.paths)
