@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+import orjson
 import pytest
 
 from pyctrl.certs import generate_ca, issue_serving_cert, write_cert_dir
@@ -19,6 +20,7 @@ from tests.webhook.conftest import (
     Defaults,
     MySrv,
     MySrvSpec,
+    ThermostatSpecV1,
     ThermostatSpecV1alpha1,
     ThermostatV1,
     ThermostatV1alpha1,
@@ -80,3 +82,23 @@ async def test_conversion_runs_through_the_api_server(
     assert stored.spec.target_celsius == 20.0
     again = await client.get(ThermostatV1alpha1, "t", "default")
     assert again.spec.target_fahrenheit == 68.0
+
+
+async def test_watch_in_a_spoke_version_is_converted(webhooked: tuple[Environment, Client]) -> None:
+    """A watch at v1alpha1 delivers objects the conversion webhook converted from v1."""
+    _, client = webhooked
+    path = "/apis/climate.example.com/v1alpha1/namespaces/default/thermostats"
+    async with client.rest.stream(path, query={"watch": "1"}, read_timeout=30) as lines:
+        await client.create(
+            ThermostatV1(
+                metadata=ObjectMeta(name="w", namespace="default"),
+                spec=ThermostatSpecV1(target_celsius=25.0),
+            )
+        )
+        async with asyncio.timeout(15):
+            async for line in lines:
+                event = orjson.loads(line)
+                break
+    assert event["type"] == "ADDED"
+    assert event["object"]["apiVersion"] == "climate.example.com/v1alpha1"
+    assert event["object"]["spec"] == {"targetFahrenheit": 77.0}

@@ -50,6 +50,8 @@ class AdmissionRequest:
     options: dict[str, Any]
     """``CreateOptions`` / ``UpdateOptions`` / ``DeleteOptions`` / ``PatchOptions`` as a dict."""
     user: UserInfo = field(default_factory=UserInfo)
+    warnings: list[str] = field(default_factory=list)
+    """Where hooks add warnings; the server sends them as ``Warning`` response headers."""
 
 
 class AdmissionHook(Protocol):

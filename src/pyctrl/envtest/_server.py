@@ -176,6 +176,31 @@ class _JSONView:
         return {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
 
 
+class _ConvertingView(_JSONView):
+    """Full objects at a version only a conversion webhook produces.
+
+    Events are queued in their stored form (under their own cache key, so no other
+    watcher shares these bytes) and converted a batch at a time, through the webhook,
+    as the stream sends them.
+    """
+
+    def __init__(self, api: API, rt: ResourceType) -> None:
+        super().__init__(api, rt)
+        self.cache_key = ("converting", rt.group, rt.version, rt.plural)
+
+    def render(self, obj: dict[str, Any]) -> Any:
+        return obj
+
+    async def convert(self, chunks: list[bytes]) -> bytes:
+        """Convert the objects of encoded watch events; other events pass unchanged."""
+        events = [orjson.loads(chunk) for chunk in chunks]
+        carrying = [e for e in events if e.get("type") in ("ADDED", "MODIFIED", "DELETED")]
+        converted = await self.api.external_many(self.rt, [e["object"] for e in carrying])
+        for event, obj in zip(carrying, converted, strict=True):
+            event["object"] = obj
+        return b"".join(encode_event(e["type"], e["object"]) for e in events)
+
+
 class _MetaView:
     """``PartialObjectMetadata``."""
 
@@ -233,7 +258,7 @@ class _TableView:
         }
 
 
-_View = _JSONView | _MetaView | _TableView
+_View = _JSONView | _ConvertingView | _MetaView | _TableView
 
 
 class APIServer:
@@ -896,6 +921,8 @@ class APIServer:
             return _TableView(self.api, rt, neg.version, include)
         if neg.kind == "meta":
             return _MetaView(neg.version)
+        if self.api._hook_for(rt) is not None and rt.version != rt.storage_version:
+            return _ConvertingView(self.api, rt)
         return _JSONView(self.api, rt)
 
     async def _watch(
@@ -1004,7 +1031,16 @@ class APIServer:
         while True:
             chunks = watcher.drain()
             if chunks:
-                await response.write(b"".join(chunks))
+                if isinstance(view, _ConvertingView):
+                    try:
+                        payload = await view.convert(chunks)
+                    except StatusError as exc:
+                        # As kube-apiserver: a failed conversion ends the watch.
+                        logger.warning("ending watch: conversion failed: %s", exc)
+                        break
+                else:
+                    payload = b"".join(chunks)
+                await response.write(payload)
                 continue
             if watcher.closed:
                 break
