@@ -1,21 +1,40 @@
 """pyctrl against kopf, the same work on the same embedded API server, in one run.
 
-For each peer and each size (1,000 and 10,000 existing custom resources) the driver:
+For each size (1,000 and 10,000 existing custom resources by default), each repetition
+and each peer (pyctrl and kopf alternate, so both see the same machine load) the driver:
 
 1. starts the embedded API server in its own process and creates N ``BenchItem``s;
 2. starts the operator in its own process and times the cold start: until every
    object's ``status.observed`` equals its ``spec.value``;
-3. reads the operator's resident memory;
+3. reads the operator's resident memory (after the cold start, all objects cached);
 4. churns: for a fixed time, 32 concurrent writers bump ``spec.value`` of random
-   objects; the latency of an update is the time from the write's answer to the
-   watch event showing ``status.observed`` equal to it; throughput is updates applied
-   per second, counting the drain after the writers stop;
-5. stops the operator (SIGTERM) and the server.
+   objects as fast as the server answers; throughput is updates applied per second,
+   counting the drain after the writers stop; the latency of an update is the time
+   from the write's answer to the watch event showing ``status.observed`` equal to it
+   (an update overtaken by a later one to the same object has no latency sample);
+5. paced churn: the same writers at a fixed total rate that both peers sustain
+   (``BENCH_PACED_RATE``, default 50 updates/s): the event-to-reconcile latency of an
+   operator that is not saturated, where the saturated latency above is mostly the
+   time an update waits behind the backlog;
+6. stops the operator (SIGTERM) and the server.
 
 Both operators (bench/operators.py) do the same: copy ``spec.value`` into
 ``status.observed`` through the status subresource. kopf runs with event posting off
-and standalone (no peering); pyctrl with 8 workers. Three processes share two cores,
-so absolute numbers are noisy: compare the ratios.
+and standalone (no peering); pyctrl with 8 workers.
+
+The CPU seconds each process spends during the saturated churn are reported per update
+applied: they show which process limits the throughput (the API server and the driver
+are shared by both peers). Memory is reported as the operator's total resident set and,
+when both 1,000 and 10,000 are measured, as the slope per object
+``(RSS at 10k - RSS at 1k) / 9k``, which leaves out the fixed cost of the imports.
+
+Three processes share the machine (two cores here), so absolute numbers are noisy:
+compare the ratios, and repeat (``BENCH_REPEAT``) to see their range.
+
+Environment: ``BENCH_SIZES`` (``1000,10000``), ``BENCH_CHURN_SECONDS`` (15),
+``BENCH_PACED_SECONDS`` (10; 0 skips the paced phase), ``BENCH_PACED_RATE`` (50),
+``BENCH_REPEAT`` (1), ``BENCH_PEERS`` (``pyctrl,kopf``), ``BENCH_PROFILE`` (a directory:
+run the server and operator processes under cProfile, one ``.prof`` file each).
 """
 
 from __future__ import annotations
@@ -43,25 +62,49 @@ from pyctrl.crd import crd_for, to_yaml
 
 SIZES = tuple(int(x) for x in os.environ.get("BENCH_SIZES", "1000,10000").split(","))
 CHURN_SECONDS = float(os.environ.get("BENCH_CHURN_SECONDS", "15"))
+PACED_SECONDS = float(os.environ.get("BENCH_PACED_SECONDS", "10"))
+PACED_RATE = float(os.environ.get("BENCH_PACED_RATE", "50"))
+REPEAT = int(os.environ.get("BENCH_REPEAT", "1"))
+PEERS = tuple(os.environ.get("BENCH_PEERS", "pyctrl,kopf").split(","))
+PROFILE_DIR = os.environ.get("BENCH_PROFILE", "")
 WRITERS = 32
-COLD_START_LIMIT = 600.0
+COLD_START_LIMIT = 900.0
+SETTLE_LIMIT = 300.0
 BASE = f"/apis/{GROUP}/{VERSION}/namespaces/default/{PLURAL}"
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
 class Tracker:
-    """What the driver's watch has seen: each object's spec value and observed value."""
+    """What the driver's watch has seen: each object's spec value and observed value.
+
+    The objects whose status lags behind their spec are kept as a set, so that waiting
+    for the operator costs the driver nothing per event (it shares the CPUs with it).
+    """
 
     spec: dict[str, int] = field(default_factory=dict)
     observed: dict[str, int] = field(default_factory=dict)
+    unsettled: set[str] = field(default_factory=set)
     written_at: dict[tuple[str, int], float] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def pending(self) -> int:
-        return sum(1 for name, value in self.spec.items() if self.observed.get(name) != value)
+    def _check(self, name: str) -> None:
+        if self.observed.get(name) == self.spec.get(name):
+            self.unsettled.discard(name)
+            if not self.unsettled:
+                self.settled.set()
+        else:
+            self.unsettled.add(name)
+            self.settled.clear()
+
+    def wrote(self, name: str, value: int) -> None:
+        """The driver set ``spec.value`` of ``name`` to ``value``."""
+        self.spec[name] = value
+        self._check(name)
 
     def see(self, obj: dict[str, Any]) -> None:
+        """The watch delivered ``obj``."""
         name = obj["metadata"]["name"]
         value = int((obj.get("spec") or {}).get("value", 0))
         self.spec[name] = max(self.spec.get(name, value), value)
@@ -71,16 +114,29 @@ class Tracker:
             written = self.written_at.pop((name, int(observed)), None)
             if written is not None:
                 self.latencies.append(time.monotonic() - written)
-        self.changed.set()
+        self._check(name)
+
+    def take_latencies(self) -> list[float]:
+        """The latencies measured since the last call."""
+        taken, self.latencies = self.latencies, []
+        self.written_at.clear()
+        return taken
 
 
-async def _server(workdir: Path) -> tuple[asyncio.subprocess.Process, Path]:
+def _profiled(name: str) -> tuple[str, ...]:
+    if not PROFILE_DIR:
+        return ()
+    Path(PROFILE_DIR).mkdir(parents=True, exist_ok=True)
+    return ("-m", "cProfile", "-o", str(Path(PROFILE_DIR) / f"{name}.prof"))
+
+
+async def _server(workdir: Path, tag: str) -> tuple[asyncio.subprocess.Process, Path]:
     crd_file = workdir / "crd.yaml"
     crd_file.write_text(to_yaml(crd_for(BenchItem)))
     kubeconfig = workdir / "kubeconfig"
     proc = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-m", "pyctrl.envtest", "--crds", str(crd_file)),
-        *("--kubeconfig-out", str(kubeconfig)),
+        *(sys.executable, *_profiled(f"server-{tag}"), "-m", "pyctrl.envtest"),
+        *("--crds", str(crd_file), "--kubeconfig-out", str(kubeconfig)),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
     )
@@ -96,7 +152,7 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
     if proc.returncode is None:
         proc.send_signal(signal.SIGTERM)
         try:
-            async with asyncio.timeout(30):
+            async with asyncio.timeout(60):
                 await proc.wait()
         except TimeoutError:
             proc.kill()
@@ -127,7 +183,7 @@ async def _watch(rest: RESTClient, tracker: Tracker, ready: asyncio.Event) -> No
         tracker.see(item)
     query = {"watch": "1", "resourceVersion": listing["metadata"]["resourceVersion"]}
     ready.set()
-    async with rest.stream(BASE, query=query, read_timeout=600) as lines:
+    async with rest.stream(BASE, query=query, read_timeout=1800) as lines:
         async for line in lines:
             event = orjson.loads(line)
             if event["type"] in ("ADDED", "MODIFIED"):
@@ -137,9 +193,8 @@ async def _watch(rest: RESTClient, tracker: Tracker, ready: asyncio.Event) -> No
 async def _wait_settled(tracker: Tracker, limit: float) -> bool:
     try:
         async with asyncio.timeout(limit):
-            while tracker.pending():
-                tracker.changed.clear()
-                await tracker.changed.wait()
+            while tracker.unsettled:
+                await tracker.settled.wait()
     except TimeoutError:
         return False
     return True
@@ -152,18 +207,51 @@ def _rss_mib(pid: int) -> float:
     return float("nan")
 
 
-async def _churn(rest: RESTClient, tracker: Tracker, n: int) -> tuple[int, float]:
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process (and its reaped children)."""
+    # The command name (field 2) may hold spaces: split after its closing parenthesis.
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / _TICK
+
+
+class CPUMeter:
+    """CPU seconds used by the server, the operator and this driver between two points."""
+
+    def __init__(self, server: int, operator: int) -> None:
+        self._pids = {"server": server, "operator": operator}
+        self._start = self._now()
+
+    def _now(self) -> dict[str, float]:
+        now = {name: _cpu_seconds(pid) for name, pid in self._pids.items()}
+        now["driver"] = time.process_time()
+        return now
+
+    def used(self) -> dict[str, float]:
+        end = self._now()
+        return {name: end[name] - self._start[name] for name in end}
+
+
+async def _churn(
+    rest: RESTClient, tracker: Tracker, n: int, seconds: float, rate: float | None
+) -> tuple[int, float]:
+    """Bump ``spec.value`` of random objects for ``seconds`` (at ``rate`` per second in all)."""
     names = [f"item-{i:05d}" for i in range(n)]
     writes = 0
-    stop_at = time.monotonic() + CHURN_SECONDS
+    started = time.monotonic()
+    stop_at = started + seconds
 
-    async def writer() -> None:
+    async def writer(index: int) -> None:
         nonlocal writes
         rng = random.Random()
+        next_at = started + index / rate if rate else 0.0
         while time.monotonic() < stop_at:
+            if rate:
+                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                # A writer that fell behind does not burst to catch up.
+                next_at = max(next_at + WRITERS / rate, time.monotonic())
             name = rng.choice(names)
             value = tracker.spec.get(name, 0) + 1
-            tracker.spec[name] = value
+            tracker.wrote(name, value)
             patch = orjson.dumps({"spec": {"value": value, "stamp": time.time()}})
             await rest.request(
                 "PATCH", f"{BASE}/{name}", body=patch, content_type="application/merge-patch+json"
@@ -171,16 +259,24 @@ async def _churn(rest: RESTClient, tracker: Tracker, n: int) -> tuple[int, float
             tracker.written_at[(name, value)] = time.monotonic()
             writes += 1
 
-    started = time.monotonic()
-    await asyncio.gather(*(writer() for _ in range(WRITERS)))
-    await _wait_settled(tracker, 300)
+    await asyncio.gather(*(writer(i) for i in range(WRITERS)))
+    if not await _wait_settled(tracker, SETTLE_LIMIT):
+        return writes, float("inf")
     return writes, time.monotonic() - started
 
 
-async def _run_peer(peer: str, n: int) -> dict[str, float]:
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
+
+async def _run_peer(peer: str, n: int, tag: str) -> dict[str, float]:
+    out: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix=f"bench-{peer}-") as tmp:
         workdir = Path(tmp)
-        server, kubeconfig = await _server(workdir)
+        server, kubeconfig = await _server(workdir, f"{peer}-{n}-{tag}")
         try:
             config = await load_kubeconfig(kubeconfig)
             async with RESTClient(config) as rest:
@@ -191,58 +287,162 @@ async def _run_peer(peer: str, n: int) -> dict[str, float]:
                     await ready.wait()
                     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
                     operator = await asyncio.create_subprocess_exec(
-                        *(sys.executable, "-m", "bench.operators", peer),
+                        *(sys.executable, *_profiled(f"{peer}-{n}-{tag}")),
+                        *("-m", "bench.operators", peer),
                         env=env,
                         stdout=asyncio.subprocess.DEVNULL,
                         stderr=asyncio.subprocess.DEVNULL,
                     )
                     try:
-                        started = time.monotonic()
-                        done = await _wait_settled(tracker, COLD_START_LIMIT)
-                        cold = time.monotonic() - started if done else float("inf")
-                        rss = _rss_mib(operator.pid)
-                        writes, elapsed = (0, 0.0)
-                        if done:
-                            writes, elapsed = await _churn(rest, tracker, n)
+                        out = await _measure(rest, tracker, n, server.pid, operator.pid)
                     finally:
                         await _stop(operator)
                         watcher.cancel()
         finally:
             await _stop(server)
-    lat = sorted(tracker.latencies) or [float("nan")]
-    return {
-        "cold_start_s": cold,
-        "rss_mib": rss,
-        "throughput_per_s": writes / elapsed if elapsed else 0.0,
-        "p50_ms": statistics.median(lat) * 1000,
-        "p99_ms": lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1000,
-        "latency_samples": float(len(tracker.latencies)),
+    return out
+
+
+async def _measure(
+    rest: RESTClient, tracker: Tracker, n: int, server_pid: int, operator_pid: int
+) -> dict[str, float]:
+    started = time.monotonic()
+    done = await _wait_settled(tracker, COLD_START_LIMIT)
+    out: dict[str, float] = {
+        "cold_start_s": time.monotonic() - started if done else float("inf"),
+        "rss_mib": _rss_mib(operator_pid),
     }
+    if not done:
+        return out
+    tracker.take_latencies()
+    meter = CPUMeter(server_pid, operator_pid)
+    writes, elapsed = await _churn(rest, tracker, n, CHURN_SECONDS, None)
+    cpu = meter.used()
+    latencies = tracker.take_latencies()
+    out.update(
+        {
+            "throughput_per_s": writes / elapsed if elapsed else 0.0,
+            "p50_ms": _percentile(latencies, 0.5),
+            "p99_ms": _percentile(latencies, 0.99),
+            "latency_samples": float(len(latencies)),
+        }
+    )
+    for name, seconds in cpu.items():
+        out[f"cpu_ms_per_update_{name}"] = seconds / writes * 1000 if writes else float("nan")
+    if PACED_SECONDS > 0:
+        writes, elapsed = await _churn(rest, tracker, n, PACED_SECONDS, PACED_RATE)
+        latencies = tracker.take_latencies()
+        out.update(
+            {
+                "paced_rate_per_s": writes / PACED_SECONDS,
+                "paced_p50_ms": _percentile(latencies, 0.5),
+                "paced_p99_ms": _percentile(latencies, 0.99),
+            }
+        )
+    out["rss_after_churn_mib"] = _rss_mib(operator_pid)
+    return out
 
 
-def _ratio(a: float, b: float) -> str:
-    if b == 0 or math.isnan(a) or math.isnan(b):
+METRICS = (
+    "cold_start_s",
+    "throughput_per_s",
+    "p50_ms",
+    "p99_ms",
+    "paced_p50_ms",
+    "paced_p99_ms",
+    "rss_mib",
+)
+CPU_METRICS = ("cpu_ms_per_update_server", "cpu_ms_per_update_operator", "cpu_ms_per_update_driver")
+TARGETS = {
+    "throughput_per_s": (">=", 5.0),
+    "p99_ms": ("<=", 0.5),
+    "paced_p99_ms": ("<=", 0.5),
+    "rss_mib": ("<=", 0.5),
+    "rss_slope_kib_per_object": ("<=", 0.5),
+}
+
+
+def _ratio(a: float, b: float) -> float:
+    if b == 0 or math.isnan(a) or math.isnan(b) or math.isinf(b):
+        return float("nan")
+    return a / b
+
+
+def _span(values: list[float]) -> str:
+    finite = [v for v in values if not math.isnan(v)]
+    if not finite:
         return "n/a"
-    return f"{a / b:.2f}"
+    if len(finite) == 1:
+        return f"{finite[0]:.2f}"
+    return f"{statistics.median(finite):.2f} ({min(finite):.2f}-{max(finite):.2f})"
+
+
+def _verdict(metric: str, ratios: list[float]) -> str:
+    target = TARGETS.get(metric)
+    finite = [r for r in ratios if not math.isnan(r)]
+    if target is None or not finite:
+        return ""
+    op, bar = target
+    met = [r >= bar if op == ">=" else r <= bar for r in finite]
+    if all(met):
+        return f"met ({op} {bar:g})"
+    if any(met):
+        return f"partly ({op} {bar:g})"
+    return f"NOT met ({op} {bar:g})"
+
+
+def _slopes(results: dict[str, list[dict[str, float]]], peer: str) -> list[float]:
+    """Resident memory per object, KiB, between the smallest and the largest size."""
+    small, large = min(SIZES), max(SIZES)
+    if small == large:
+        return []
+    runs_small = results.get(f"{peer}-{small}", [])
+    runs_large = results.get(f"{peer}-{large}", [])
+    return [
+        (b["rss_mib"] - a["rss_mib"]) * 1024 / (large - small)
+        for a, b in zip(runs_small, runs_large, strict=False)
+    ]
+
+
+def _table(results: dict[str, list[dict[str, float]]]) -> None:
+    both = len(PEERS) == 2
+    print()
+    print("median (min-max) over", REPEAT, "run(s) each")
+    header = f"{'objects':>8} {'metric':<27} {'pyctrl':>22} {'kopf':>22}"
+    print(header + (f" {'pyctrl/kopf':>22}  target" if both else ""))
+    for n in SIZES:
+        p_runs = results.get(f"pyctrl-{n}", [])
+        k_runs = results.get(f"kopf-{n}", [])
+        for metric in METRICS + CPU_METRICS:
+            p = [r.get(metric, float("nan")) for r in p_runs]
+            k = [r.get(metric, float("nan")) for r in k_runs]
+            line = f"{n:>8} {metric:<27} {_span(p):>22} {_span(k):>22}"
+            if both:
+                ratios = [_ratio(a, b) for a, b in zip(p, k, strict=False)]
+                line += f" {_span(ratios):>22}  {_verdict(metric, ratios)}"
+            print(line)
+    if len(SIZES) > 1:
+        p, k = _slopes(results, "pyctrl"), _slopes(results, "kopf")
+        metric = "rss_slope_kib_per_object"
+        line = f"{'slope':>8} {metric:<27} {_span(p):>22} {_span(k):>22}"
+        if both:
+            ratios = [_ratio(a, b) for a, b in zip(p, k, strict=False)]
+            line += f" {_span(ratios):>22}  {_verdict(metric, ratios)}"
+        print(line)
 
 
 def main() -> dict[str, Any]:
-    """Run both peers at both sizes and print the table of ratios."""
-    results: dict[str, Any] = {}
+    """Run both peers at every size, repeatedly, and print the table of ratios."""
+    results: dict[str, list[dict[str, float]]] = {}
     for n in SIZES:
-        for peer in ("pyctrl", "kopf"):
-            print(f"running {peer} with {n} objects ...", flush=True)
-            results[f"{peer}-{n}"] = asyncio.run(_run_peer(peer, n))
-            print(f"  {results[f'{peer}-{n}']}", flush=True)
-    print()
-    header = f"{'objects':>8} {'metric':<18} {'pyctrl':>10} {'kopf':>10} {'pyctrl/kopf':>12}"
-    print(header)
-    for n in SIZES:
-        p, k = results[f"pyctrl-{n}"], results[f"kopf-{n}"]
-        for metric in ("cold_start_s", "throughput_per_s", "p50_ms", "p99_ms", "rss_mib"):
-            ratio = _ratio(p[metric], k[metric])
-            print(f"{n:>8} {metric:<18} {p[metric]:>10.2f} {k[metric]:>10.2f} {ratio:>12}")
-    return results
+        for rep in range(REPEAT):
+            for peer in PEERS:
+                print(f"running {peer} with {n} objects (run {rep + 1}/{REPEAT}) ...", flush=True)
+                run = asyncio.run(_run_peer(peer, n, str(rep)))
+                results.setdefault(f"{peer}-{n}", []).append(run)
+                print("  " + ", ".join(f"{k}={v:.2f}" for k, v in run.items()), flush=True)
+    _table(results)
+    return {"results": results, "slopes_kib_per_object": {p: _slopes(results, p) for p in PEERS}}
 
 
 if __name__ == "__main__":

@@ -101,4 +101,8 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    # Run the importable module's copy: pydantic resolves the models' annotations in the
+    # module they were defined in, which under ``python -m cProfile`` is not ``__main__``.
+    from bench.operators import main as _main
+
+    _main(sys.argv[1:])

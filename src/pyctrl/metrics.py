@@ -274,10 +274,12 @@ class WorkqueueMetrics:
 class ReconcileMetrics:
     """Records one controller's reconcile metrics."""
 
-    __slots__ = ("_active", "_controller", "_errors", "_panics", "_terminal", "_time")
+    __slots__ = ("_active", "_controller", "_errors", "_panics", "_results", "_terminal", "_time")
 
     def __init__(self, controller: str, max_concurrent: int) -> None:
         self._controller = controller
+        # A labels() lookup takes a lock and builds a key: resolve each child once.
+        self._results: dict[str, Counter] = {}
         self._errors = reconcile_errors_total.labels(controller)
         self._terminal = terminal_reconcile_errors_total.labels(controller)
         self._panics = reconcile_panics_total.labels(controller)
@@ -286,7 +288,8 @@ class ReconcileMetrics:
         max_concurrent_reconciles.labels(controller).set(max_concurrent)
         self._active.set(0)
         for result in ("success", "error", "requeue", "requeue_after"):
-            reconcile_total.labels(controller, result)  # publish zeros, as controller-runtime
+            # Publish zeros, as controller-runtime does.
+            self._results[result] = reconcile_total.labels(controller, result)
 
     def worker_started(self) -> None:
         """A worker began a reconcile."""
@@ -299,7 +302,10 @@ class ReconcileMetrics:
 
     def result(self, result: str) -> None:
         """Count a reconcile outcome: success, error, requeue or requeue_after."""
-        reconcile_total.labels(self._controller, result).inc()
+        child = self._results.get(result)
+        if child is None:
+            child = self._results[result] = reconcile_total.labels(self._controller, result)
+        child.inc()
 
     def error(self, *, terminal: bool = False, panic: bool = False) -> None:
         """Count a reconcile error, terminal or not; a panic is an unexpected exception."""

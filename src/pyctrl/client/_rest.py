@@ -23,6 +23,8 @@ from pyctrl.metrics import rest_client_requests_total
 if TYPE_CHECKING:
     from types import TracebackType
 
+    from prometheus_client import Counter
+
 __all__ = ["RESTClient", "RequestObserver", "Response"]
 
 _log = get_logger("pyctrl.client")
@@ -181,6 +183,7 @@ class RESTClient:
         self._stream_session: aiohttp.ClientSession | None = None
         self._closed = False
         self._warnings_seen: set[str] = set()
+        self._request_counters: dict[tuple[str, str], Counter] = {}
         configuration = config.configuration
         self._proxy: URL | None = URL(configuration.proxy) if configuration.proxy else None
         self._proxy_auth: aiohttp.BasicAuth | None = None
@@ -245,7 +248,14 @@ class RESTClient:
 
     def _observe(self, method: str, code: str, started: float) -> None:
         latency = time.perf_counter() - started
-        rest_client_requests_total.labels(code=code, method=method, host=self._host_label).inc()
+        counter = self._request_counters.get((code, method))
+        if counter is None:
+            # A labels() lookup takes a lock and builds a key: resolve each child once.
+            counter = rest_client_requests_total.labels(
+                code=code, method=method, host=self._host_label
+            )
+            self._request_counters[(code, method)] = counter
+        counter.inc()
         if self._on_request is not None:
             self._on_request(method, code, self._host_label, latency)
 

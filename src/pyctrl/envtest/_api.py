@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import ipaddress
 import random
 import time
@@ -27,7 +28,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import orjson
 
@@ -123,6 +124,19 @@ def now_rfc3339(delta_seconds: float = 0.0) -> str:
 
 
 _T = TypeVar("_T")
+_uid_bits = random.Random().getrandbits
+_UUID_CLEAR: Final = ~((0xF000 << 64) | (0xC000 << 48))
+_UUID_SET: Final = (4 << 76) | (0x8000 << 48)
+
+
+def fast_uuid4() -> str:
+    """A random version-4 UUID string, several times cheaper than ``uuid.uuid4()``.
+
+    For identifiers of requests (audit IDs, admission request UIDs), which need to be
+    unique but not unguessable; object UIDs still come from ``uuid.uuid4()``.
+    """
+    text = f"{(_uid_bits(128) & _UUID_CLEAR) | _UUID_SET:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def deep_copy(value: _T) -> _T:
@@ -220,6 +234,20 @@ def _service_ips(obj: dict[str, Any]) -> tuple[list[str], list[int]]:
     return ips, ports
 
 
+_ABSENT: Final[Any] = object()
+
+
+def _is_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    """Whether an update changes nothing but the times of managedFields entries."""
+    # Most updates change something outside metadata: look there first.
+    for key in new.keys() | old.keys():
+        if key != "metadata" and new.get(key, _ABSENT) != old.get(key, _ABSENT):
+            return False
+    if new.get("metadata", _ABSENT) == old.get("metadata", _ABSENT):
+        return True
+    return bool(_strip_managed_times(new) == _strip_managed_times(old))
+
+
 def _strip_managed_times(obj: dict[str, Any]) -> Any:
     meta = _ro_meta(obj)
     entries = meta.get("managedFields")
@@ -296,6 +324,7 @@ class API:
         self._snapshots: OrderedDict[tuple[StorageKey, str | None, int], list[dict[str, Any]]] = (
             OrderedDict()
         )
+        self._snapshot_keys: dict[tuple[StorageKey, str | None, int], list[str]] = {}
         store.add_listener(self._on_event)
 
     # --- conversions ------------------------------------------------------------------------
@@ -333,8 +362,8 @@ class API:
         self, rt: ResourceType, stored: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
         """Convert stored objects to ``rt``'s version, through the conversion hook if any."""
-        hook = self._hook_for(rt)
-        if hook is None or rt.version == rt.storage_version:
+        hook = None if rt.version == rt.storage_version else self._hook_for(rt)
+        if hook is None:
             return [self.to_external(rt, o) for o in stored]
         need = [o for o in stored if o.get("apiVersion") != rt.api_version]
         if not need:
@@ -345,11 +374,13 @@ class API:
 
     async def external(self, rt: ResourceType, stored: dict[str, Any]) -> dict[str, Any]:
         """Convert one stored object to ``rt``'s version."""
+        if rt.version == rt.storage_version:
+            return self.to_external(rt, stored)
         return (await self.external_many(rt, [stored]))[0]
 
     async def _internal(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
-        hook = self._hook_for(rt)
-        if hook is None or rt.version == rt.storage_version:
+        hook = None if rt.version == rt.storage_version else self._hook_for(rt)
+        if hook is None:
             return self.to_storage(rt, obj)
         return (await hook.convert(rt.crd_name, [obj], rt.storage_api_version))[0]
 
@@ -452,7 +483,7 @@ class API:
                         raise self._too_large(wanted)
                 items = self.store.items(key, ns) if not limit else self._snapshot(key, ns, rv)
         if start_after:
-            items = [o for o in items if self._sort_key(o) > start_after]
+            items = self._after(items, key, ns, rv, start_after)
         if not labels.empty or not fields.empty:
             fields_of = self.fields_of(rt)
             items = [
@@ -508,12 +539,27 @@ class API:
             raise resource_expired(CONTINUE_EXPIRED) from None
         self._snapshots[cache_key] = items
         while len(self._snapshots) > 16:
-            self._snapshots.popitem(last=False)
+            evicted, _ = self._snapshots.popitem(last=False)
+            self._snapshot_keys.pop(evicted, None)
         return items
+
+    def _after(
+        self, items: list[dict[str, Any]], key: StorageKey, ns: str | None, rv: int, start: str
+    ) -> list[dict[str, Any]]:
+        """The items of a snapshot (in key order) whose key sorts after ``start``."""
+        cache_key = (key, ns, rv)
+        keys = self._snapshot_keys.get(cache_key)
+        if keys is None or len(keys) != len(items):
+            # Each page of a paginated list starts here: sort keys are computed once per
+            # snapshot, and the page found by bisection instead of a scan.
+            keys = [self._sort_key(o) for o in items]
+            self._snapshot_keys[cache_key] = keys
+        return items[bisect.bisect_right(keys, start) :]
 
     def drop_snapshots(self) -> None:
         """Forget cached list snapshots (after a compaction)."""
         self._snapshots.clear()
+        self._snapshot_keys.clear()
 
     @staticmethod
     def _encode_continue(rv: int, start: str) -> str:
@@ -631,11 +677,10 @@ class API:
         self._clean_meta(obj)
         if rt.crd_name:
             if rt.schema is not None:
-                before = deep_copy(obj) if opts.field_validation != "Ignore" else None
-                _schema.prune(obj, rt.schema)
-                if before is not None:
-                    unknown = _pruned_paths(before, obj)
-                    if unknown and opts.field_validation == "Strict":
+                unknown: list[str] | None = [] if opts.field_validation != "Ignore" else None
+                _schema.prune(obj, rt.schema, unknown=unknown)
+                if unknown:
+                    if opts.field_validation == "Strict":
                         text = ", ".join(f'unknown field "{p}"' for p in unknown)
                         raise bad_request(f"strict decoding error: {text}")
                     opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
@@ -710,9 +755,10 @@ class API:
         subresource: str,
         dry_run: bool,
         options: dict[str, Any],
+        warnings: list[str] | None = None,
     ) -> AdmissionRequest:
         return AdmissionRequest(
-            uid=str(uuid.uuid4()),
+            uid=fast_uuid4(),
             operation=operation,
             resource=rt,
             subresource=subresource,
@@ -722,6 +768,7 @@ class API:
             old=old,
             dry_run=dry_run,
             options=options,
+            warnings=warnings if warnings is not None else [],
         )
 
     async def _mutate(
@@ -738,6 +785,7 @@ class API:
         if not self.admission:
             return obj
         name = meta_of(obj).get("name") or ""
+        mutated_any = False
         for hook in self.admission:
             request = self._admission_request(
                 rt,
@@ -749,11 +797,18 @@ class API:
                 subresource=subresource,
                 dry_run=opts.dry_run,
                 options=opts.raw,
+                warnings=opts.warnings,
             )
             mutated = await hook.mutate(request)
             if mutated is not None:
                 obj = mutated
+                mutated_any = True
         if rt.crd_name and rt.schema is not None:
+            # An update's object was pruned and defaulted just before (and only its
+            # managedFields changed since): unless admission changed it, a second pass would
+            # change nothing. A create's status was dropped since; its defaults come back here.
+            if operation == "UPDATE" and not mutated_any and _schema.reapply_is_noop(rt.schema):
+                return obj
             _schema.prune(obj, rt.schema)
             _schema.apply_defaults(obj, rt.schema)
         return obj
@@ -770,6 +825,7 @@ class API:
         subresource: str,
         dry_run: bool,
         options: dict[str, Any],
+        warnings: list[str] | None = None,
     ) -> None:
         for hook in self.admission:
             request = self._admission_request(
@@ -782,6 +838,7 @@ class API:
                 subresource=subresource,
                 dry_run=dry_run,
                 options=options,
+                warnings=warnings,
             )
             await hook.validate(request)
 
@@ -850,6 +907,7 @@ class API:
                 subresource="",
                 dry_run=opts.dry_run,
                 options=opts.raw,
+                warnings=opts.warnings,
             )
             if self.store.get(rt.storage_key, namespace if rt.namespaced else "", name) is not None:
                 if attempt + 1 < attempts:
@@ -1031,7 +1089,8 @@ class API:
                 if patch_type == "json":
                     result = _patch.json_patch(existing, patch)
                 elif patch_type == "merge":
-                    result = _patch.json_merge_patch(existing, patch)
+                    # ``existing`` is the update loop's private copy.
+                    result = _patch.json_merge_patch(existing, patch, in_place=True)
                 else:
                     result = _patch.strategic_merge_patch(
                         existing, patch, group=rt.group, version=rt.version, kind=rt.kind
@@ -1214,6 +1273,7 @@ class API:
                 subresource=subresource,
                 dry_run=opts.dry_run,
                 options=opts.raw,
+                warnings=opts.warnings,
             )
             if self.store.get(key, ns_key, name) is not existing_stored:
                 continue
@@ -1337,9 +1397,7 @@ class API:
             if not dry_run:
                 self.store.delete(key, meta.get("namespace") or "", meta["name"])
             return stored_new
-        if stored_new == existing_stored or _strip_managed_times(
-            stored_new
-        ) == _strip_managed_times(existing_stored):
+        if _is_noop(stored_new, existing_stored):
             return existing_stored
         if dry_run:
             return stored_new
@@ -1902,21 +1960,6 @@ def _set_path(obj: dict[str, Any], path: str, value: Any) -> None:
             cur[part] = nxt
         cur = nxt
     cur[parts[-1]] = value
-
-
-def _pruned_paths(before: Any, after: Any, prefix: str = "") -> list[str]:
-    out: list[str] = []
-    if isinstance(before, dict) and isinstance(after, dict):
-        for key, value in before.items():
-            path = f"{prefix}.{key}" if prefix else key
-            if key not in after:
-                out.append(path)
-            else:
-                out.extend(_pruned_paths(value, after[key], path))
-    elif isinstance(before, list) and isinstance(after, list):
-        for i, (b, a) in enumerate(zip(before, after, strict=False)):
-            out.extend(_pruned_paths(b, a, f"{prefix}[{i}]"))
-    return out
 
 
 def _apply_conflict_error(exc: _managedfields.ApplyConflict) -> StatusError:

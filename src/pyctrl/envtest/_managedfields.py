@@ -741,9 +741,10 @@ def _same(a: Any, b: Any) -> bool:
         return True
     if a != b:
         return False
+    # Python's == takes True for 1 and 1 for 1.0: equal encodings rule that out. Key order
+    # may differ between equal objects, which only sends the caller down the slow path.
     try:
-        option = orjson.OPT_SORT_KEYS
-        return orjson.dumps(a, option=option) == orjson.dumps(b, option=option)
+        return orjson.dumps(a) == orjson.dumps(b)
     except TypeError:
         return json_equal(a, b)
 
@@ -830,6 +831,9 @@ def _cmp_object(
     if old:
         for key, value in old.items():
             other = new.get(key, _MISSING) if new else _MISSING
+            kind = type(value)
+            if kind is type(other) and kind in _SCALARS and value == other:
+                continue  # the usual case, settled without the general walk
             _cmp(value, other, node.child(key), "f:" + key, diff)
     if new:
         for key, value in new.items():
@@ -848,7 +852,6 @@ def _cmp(old: Any, new: Any, node: Node, pe: str, diff: _Diff) -> None:
     missing value makes a map or list "added" or "removed" as a whole.
     """
     sample = new if new is not _MISSING and new is not None else old
-    kids = _Diff()
     if isinstance(sample, dict):
         if not (_fits(old, dict) and _fits(new, dict)):
             diff.modified[pe] = {}
@@ -861,6 +864,7 @@ def _cmp(old: Any, new: Any, node: Node, pe: str, diff: _Diff) -> None:
             return
         if old_map is not None and new_map is not None and _same(old_map, new_map):
             return
+        kids = _Diff()
         _cmp_object(old_map, new_map, obj, kids)
     elif isinstance(sample, list):
         if not (_fits(old, list) and _fits(new, list)):
@@ -874,6 +878,7 @@ def _cmp(old: Any, new: Any, node: Node, pe: str, diff: _Diff) -> None:
             return
         if old_list is not None and new_list is not None and _same(old_list, new_list):
             return
+        kids = _Diff()
         _cmp_items(old_list or [], new_list or [], lst, kids)
     else:
         _cmp_leaf(old, new, pe, diff)
@@ -894,8 +899,13 @@ def _cmp_leaf(old: Any, new: Any, pe: str, diff: _Diff) -> None:
         diff.added[pe] = {}
     elif new is _MISSING:
         diff.removed[pe] = {}
-    elif not (old is new or json_equal(old, new)):
+    elif old is new or (type(old) is type(new) and type(old) in _SCALARS and old == new):
+        return
+    elif not json_equal(old, new):
         diff.modified[pe] = {}
+
+
+_SCALARS: Final = frozenset({str, int, float, bool})
 
 
 def _index_items(items: list[Any], lst: Node) -> dict[str, Any]:
@@ -1102,6 +1112,12 @@ def _ignored_fields(
             reset_fields = ("status",)
         else:
             reset_fields = ()
+    return _reset_set(tuple(reset_fields))
+
+
+@functools.lru_cache(maxsize=64)
+def _reset_set(reset_fields: tuple[str, ...]) -> FieldSet:
+    """The field set of dotted paths (sets are never mutated, so one can be shared)."""
     out: FieldSet = {}
     for dotted in reset_fields:
         out = _union(out, _field_path_set(dotted))

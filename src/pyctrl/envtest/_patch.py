@@ -52,6 +52,7 @@ from pyctrl.envtest._merge_keys import BUILTIN_ANY, Node, builtin_root, is_built
 
 __all__ = [
     "PatchError",
+    "copy_json",
     "json_merge_patch",
     "json_patch",
     "strategic_merge_patch",
@@ -114,15 +115,23 @@ def _internal(message: str) -> PatchError:
 # --- JSON merge patch (RFC 7386) ------------------------------------------------------------
 
 
-def json_merge_patch(original: dict[str, Any], patch: Any) -> dict[str, Any]:
+def json_merge_patch(
+    original: dict[str, Any], patch: Any, *, in_place: bool = False
+) -> dict[str, Any]:
     """Apply a JSON merge patch (RFC 7386) to ``original``; returns a new object.
+
+    Args:
+        original: The object to patch.
+        patch: The decoded patch body.
+        in_place: Patch ``original`` itself and return it, for callers that pass a
+            private copy (the API server's write path), saving a second copy.
 
     Raises:
         PatchError: 400 for a body that is not a JSON object (``null``, a number, a
             string); 422 for a list body, whose result is not an object.
     """
     if isinstance(patch, dict):
-        return _merge_docs(copy.deepcopy(original), patch)
+        return _merge_docs(original if in_place else copy_json(original), patch)
     if isinstance(patch, list):
         raise PatchError(
             f"patch: Invalid value: {json.dumps(patch)}: the result of a merge patch whose "
@@ -144,10 +153,29 @@ def _merge_docs(doc: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
             doc[key] = _merge_docs(current, value)
         elif isinstance(current, dict):
             # A non-object patch value over an object is taken as it is, nulls and all.
-            doc[key] = copy.deepcopy(value)
+            doc[key] = copy_json(value)
         else:
             doc[key] = _prune_nulls(value)
     return doc
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts and lists copied, scalars shared).
+
+    Several times faster than ``copy.deepcopy``, which keeps a memo for shared and
+    cyclic references that decoded JSON never has.
+    """
+    kind = type(value)
+    if kind is dict:
+        return {k: copy_json(v) for k, v in value.items()}
+    if kind is list:
+        return [copy_json(v) for v in value]
+    if kind in _SCALARS:
+        return value
+    return copy.deepcopy(value)
+
+
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def _prune_nulls(value: Any) -> Any:
@@ -187,7 +215,7 @@ def json_patch(original: dict[str, Any], operations: Any) -> dict[str, Any]:
             code=413,
             reason="RequestEntityTooLarge",
         )
-    doc: Any = copy.deepcopy(original)
+    doc: Any = copy_json(original)
     for op in operations:
         doc = _apply_operation(doc, op)
     if not isinstance(doc, dict):
@@ -329,16 +357,15 @@ def strategic_merge_patch(
     if not supports_strategic_merge(group, version, kind):
         raise PatchError(_UNSUPPORTED_MEDIA, code=415, reason="UnsupportedMediaType")
     if patch is None:
-        return copy.deepcopy(original)
+        result: dict[str, Any] = copy_json(original)
+        return result
     if not isinstance(patch, dict):
         raise _bad_request(
             f"json: cannot unmarshal {_json_kind(patch)} into Go value of type "
             "map[string]interface {}"
         )
     try:
-        merged = _merge_map(
-            copy.deepcopy(original), copy.deepcopy(patch), builtin_root(group, kind)
-        )
+        merged = _merge_map(copy_json(original), copy_json(patch), builtin_root(group, kind))
     except _SMPError as exc:
         raise _smp_status(exc.message) from exc
     return merged

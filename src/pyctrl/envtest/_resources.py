@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 StorageKey = tuple[str, str]
@@ -106,25 +107,25 @@ class ResourceType:
         """(group, version, kind)."""
         return (self.group, self.version, self.kind)
 
-    @property
+    @cached_property
     def api_version(self) -> str:
         """``v1`` for the core group, ``group/version`` otherwise."""
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
+    @cached_property
     def storage_key(self) -> StorageKey:
         """(group, plural) of the storage this type lives in."""
         group = self.group if self.storage_group is None else self.storage_group
         return (group, self.storage_plural or self.plural)
 
-    @property
+    @cached_property
     def storage_api_version(self) -> str:
         """apiVersion of stored objects."""
         group = self.group if self.storage_group is None else self.storage_group
         version = self.storage_version or self.version
         return f"{group}/{version}" if group else version
 
-    @property
+    @cached_property
     def has_status(self) -> bool:
         """Whether the type has a ``/status`` subresource."""
         return "status" in self.subresources

@@ -865,6 +865,7 @@ class _Node:
         "preserve_unknown",
         "properties",
         "raw",
+        "reapply_noop",
         "required",
         "rules",
         "string_checks",
@@ -940,6 +941,7 @@ class _Node:
             [v for v in vals if isinstance(v, dict)] if isinstance(vals, list) else []
         )
         self.rules: list[_cel.CompiledRule] | None = None
+        self.reapply_noop: bool | None = None
         children = self._children()
         self.has_cel: bool = bool(self.validations) or any(c.has_cel for c in children)
         self.has_embedded: bool = self.embedded or any(c.has_embedded for c in children)
@@ -2556,7 +2558,7 @@ def _validate_defaults(
         value = node.default
         if not inside_meta and require_pruned:
             pruned = copy.deepcopy(value)
-            _prune(pruned, node, node.embedded)
+            _prune(pruned, node, node.embedded, None, "")
             if not _json_equal(pruned, value):
                 errs.append(_invalid(dpath, value, "must not have unknown fields"))
         meta_errs = [] if inside_meta else _embedded_meta_errors(value, node, dpath, node.embedded)
@@ -2934,7 +2936,7 @@ def _has_unpruned_default(s: dict[str, Any]) -> bool:
     def walk(n: _Node) -> bool:
         if n.has_default:
             pruned = copy.deepcopy(n.default)
-            _prune(pruned, n, n.embedded)
+            _prune(pruned, n, n.embedded, None, "")
             if not _json_equal(pruned, n.default):
                 return True
         kids = list((n.properties or {}).values())
@@ -4275,13 +4277,22 @@ def validate(
 # ---------------------------------------------------------------------------------------
 
 
-def _prune(x: Any, node: _Node | None, embedded: bool) -> None:
-    """pruning.Prune: drop fields the schema does not specify."""
+def _prune(
+    x: Any, node: _Node | None, embedded: bool, dropped: list[str] | None, path: str
+) -> None:
+    """pruning.Prune: drop fields the schema does not specify.
+
+    With ``dropped``, the path of every dropped field is appended to it, in the order
+    of a depth-first walk of the object (``a.b``, ``a.list[0].c``); ``path`` is where
+    ``x`` sits.
+    """
     if node is not None and node.preserve_unknown:
-        _skip_prune(x, node, embedded)
+        _skip_prune(x, node, embedded, dropped, path)
         return
     if isinstance(x, dict):
         if node is None:
+            if dropped is not None:
+                dropped.extend(_join(path, k) for k in x)
             x.clear()
             return
         keep_meta = embedded or node.embedded
@@ -4290,19 +4301,30 @@ def _prune(x: Any, node: _Node | None, embedded: bool) -> None:
             if keep_meta and k in _META_FIELDS:
                 continue
             sub = props.get(k) if props else None
-            if sub is not None:
-                _prune(x[k], sub, False)
-            elif node.additional_allows is not None:
-                _prune(x[k], node.additional, False)
-            else:
+            if sub is None and node.additional_allows is not None:
+                sub = node.additional
+            elif sub is None:
+                if dropped is not None:
+                    dropped.append(_join(path, k))
                 del x[k]
+                continue
+            v = x[k]
+            if isinstance(v, dict | list):
+                _prune(v, sub, False, dropped, _join(path, k) if dropped is not None else "")
     elif isinstance(x, list):
         items = node.items if node is not None else None
-        for v in x:
-            _prune(v, items, False)
+        for i, v in enumerate(x):
+            if isinstance(v, dict | list):
+                _prune(v, items, False, dropped, f"{path}[{i}]" if dropped is not None else "")
 
 
-def _skip_prune(x: Any, node: _Node | None, embedded: bool) -> None:
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _skip_prune(
+    x: Any, node: _Node | None, embedded: bool, dropped: list[str] | None, path: str
+) -> None:
     if node is None:
         return
     if isinstance(x, dict):
@@ -4312,13 +4334,16 @@ def _skip_prune(x: Any, node: _Node | None, embedded: bool) -> None:
             if keep_meta and k in _META_FIELDS:
                 continue
             sub = props.get(k) if props else None
-            if sub is not None:
-                _prune(v, sub, False)
-            elif node.additional_allows is not None:
-                _prune(v, node.additional, False)
+            if sub is None and node.additional_allows is not None:
+                sub = node.additional
+            elif sub is None:
+                continue
+            if isinstance(v, dict | list):
+                _prune(v, sub, False, dropped, _join(path, k) if dropped is not None else "")
     elif isinstance(x, list):
-        for v in x:
-            _skip_prune(v, node.items, False)
+        for i, v in enumerate(x):
+            where = f"{path}[{i}]" if dropped is not None else ""
+            _skip_prune(v, node.items, False, dropped, where)
 
 
 def _coerce_embedded(x: Any, node: _Node | None) -> None:
@@ -4359,7 +4384,7 @@ def _coerced_object_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def prune(obj: dict[str, Any], schema: dict[str, Any]) -> None:
+def prune(obj: dict[str, Any], schema: dict[str, Any], *, unknown: list[str] | None = None) -> None:
     """Drop, in place, every field of a custom resource its schema does not specify.
 
     As kube-apiserver: fields under ``x-kubernetes-preserve-unknown-fields`` are kept
@@ -4371,30 +4396,88 @@ def prune(obj: dict[str, Any], schema: dict[str, Any]) -> None:
     Args:
         obj: The custom resource, modified in place.
         schema: The version's ``openAPIV3Schema``.
+        unknown: When given, the path of every dropped field (``spec.foo``,
+            ``spec.items[0].bar``) is appended to it, in the order of a depth-first
+            walk: what kube-apiserver reports as unknown fields.
     """
     node = _compile(schema)
-    _prune(obj, node, True)
+    if unknown is not None and node.has_embedded:
+        # Coercing embedded metadata drops fields too: find them all by comparison.
+        before = _copy_json(obj)
+        _prune(obj, node, True, None, "")
+        _coerce_embedded(obj, node)
+        unknown.extend(_dropped_paths(before, obj, ""))
+        return
+    _prune(obj, node, True, unknown, "")
     if node.has_embedded:
         _coerce_embedded(obj, node)
 
 
+def _dropped_paths(before: Any, after: Any, prefix: str) -> list[str]:
+    """Paths of ``before`` that ``after`` (``before`` with fields dropped) lacks."""
+    out: list[str] = []
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key, value in before.items():
+            path = _join(prefix, key)
+            if key not in after:
+                out.append(path)
+            else:
+                out.extend(_dropped_paths(value, after[key], path))
+    elif isinstance(before, list) and isinstance(after, list):
+        for i, (b, a) in enumerate(zip(before, after, strict=False)):
+            out.extend(_dropped_paths(b, a, f"{prefix}[{i}]"))
+    return out
+
+
+def reapply_is_noop(schema: dict[str, Any]) -> bool:
+    """Whether pruning and defaulting again leaves a pruned and defaulted object unchanged.
+
+    True unless the schema has embedded resources (whose metadata is coerced) or a
+    default that pruning or null-removal would change (defaults must be pruned in
+    ``apiextensions.k8s.io/v1``, but older CRDs may keep unpruned ones): then a second
+    `prune` and `apply_defaults` can still change an object, and must be run.
+    """
+    node = _compile(schema)
+    if node.reapply_noop is None:
+        node.reapply_noop = not node.has_embedded and _defaults_stable(node)
+    return node.reapply_noop
+
+
+def _defaults_stable(node: _Node) -> bool:
+    if node.has_default:
+        pruned = _copy_json(node.default)
+        _prune(pruned, node, False, None, "")
+        _prune_nulls(pruned, node)
+        if not _json_equal(pruned, node.default):
+            return False
+    return all(_defaults_stable(child) for child in node._children())
+
+
 def _prune_nulls(x: Any, node: _Node | None) -> None:
     """defaulting.PruneNonNullableNullsWithoutDefaults."""
+    if node is None:
+        # Only a field with a schema can be a non-nullable null: nothing below to do.
+        return
     if isinstance(x, dict):
-        props = node.properties if node is not None else None
+        props = node.properties
+        if props is None and node.additional is None:
+            return
         for k in list(x):
             v = x[k]
             sub = props.get(k) if props else None
-            if sub is None and node is not None:
+            if sub is None:
                 sub = node.additional
             if v is None and sub is not None and not sub.nullable and not sub.has_default:
                 del x[k]
-            else:
+            elif isinstance(v, dict | list):
                 _prune_nulls(v, sub)
     elif isinstance(x, list):
-        items = node.items if node is not None else None
+        items = node.items
+        if items is None:
+            return
         for v in x:
-            _prune_nulls(v, items)
+            if isinstance(v, dict | list):
+                _prune_nulls(v, items)
 
 
 def _copy_json(value: Any) -> Any:

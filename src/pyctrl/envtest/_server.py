@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from pyctrl.envtest._api import (
     NAMESPACES,
     DeleteOptions,
     WriteOptions,
+    fast_uuid4,
     meta_of,
 )
 from pyctrl.envtest._crd import CRDController
@@ -137,6 +138,7 @@ def _parse_media(header: str) -> list[tuple[str, dict[str, str]]]:
     return [(m, p) for m, q, _, p in out if q > 0]
 
 
+@functools.lru_cache(maxsize=256)
 def negotiate(accept: str, *, allow_transform: bool) -> _Negotiated:
     """Pick the response representation from an Accept header, or raise 406."""
     if not accept.strip():
@@ -502,7 +504,7 @@ class APIServer:
         return {
             "Content-Type": content_type,
             "Cache-Control": "no-cache, private",
-            "Audit-Id": str(uuid.uuid4()),
+            "Audit-Id": fast_uuid4(),
         }
 
     def _status_response(self, err: StatusError) -> web.Response:
@@ -1274,6 +1276,7 @@ def _decode_patch(raw: bytes, patch_type: str) -> Any:
         raise bad_request(f"error decoding patch: {exc}") from None
 
 
+@functools.lru_cache(maxsize=256)
 def _manager_from_user_agent(user_agent: str) -> str:
     """kube-apiserver's ``prefixFromUserAgent``: the part before the first '/'."""
     prefix = user_agent.split("/", 1)[0]

@@ -76,6 +76,17 @@ class TooOld(Exception):  # noqa: N818 - names the condition like kube's "too ol
 Listener = Callable[[StoreEvent], None]
 
 
+def key_order(where: ObjKey) -> str:
+    """The part of an object's etcd key that orders lists: ``namespace/name``, or ``name``."""
+    namespace, name = where
+    return f"{namespace}/{name}" if namespace else name
+
+
+def _namespace_order(namespace: str) -> str:
+    # No namespace holds a "/": comparing "<ns>/" prefixes orders whole keys.
+    return namespace + "/"
+
+
 def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     meta = obj.get("metadata")
     return meta if isinstance(meta, dict) else {}
@@ -127,7 +138,8 @@ class Store:
                 return []
             return [objs[n] for n in self._sorted_names(key, namespace)]
         out: list[dict[str, Any]] = []
-        for ns in sorted(by_ns):
+        # etcd orders keys ".../<namespace>/<name>": "a-b/x" sorts before "a/x".
+        for ns in sorted(by_ns, key=_namespace_order):
             objs = by_ns[ns]
             out.extend(objs[n] for n in self._sorted_names(key, ns))
         return out
@@ -319,7 +331,7 @@ class Store:
                 state.pop(where, None)
             else:
                 state[where] = event.prev
-        return [state[k] for k in sorted(state)]
+        return [state[k] for k in sorted(state, key=key_order)]
 
     def compact(self) -> None:
         """Forget the whole history: watches resuming from before now get 410 Expired."""

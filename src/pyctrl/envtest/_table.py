@@ -11,6 +11,7 @@ anything else gets NAME and CREATED AT, kube-apiserver's default table convertor
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -601,7 +602,38 @@ def _column_dict(col: PrinterColumn) -> dict[str, Any]:
     }
 
 
-def _custom_cell(col: PrinterColumn, obj: dict[str, Any]) -> Any:
+_RFC3339 = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})")
+
+
+def _rfc3339(text: str) -> datetime | None:
+    """Go's ``time.Parse(time.RFC3339, text)``: None if it does not parse."""
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        return None
+    base, fraction, zone = match.groups()
+    micros = (fraction or "").ljust(6, "0")[:6]
+    try:
+        return datetime.fromisoformat(f"{base}.{micros}{'+00:00' if zone == 'Z' else zone}")
+    except ValueError:
+        return None
+
+
+def date_cell(value: str, now: datetime) -> str:
+    """A ``type: date`` printer column's cell, as kube-apiserver's table convertor makes it.
+
+    The timestamp shows as its age (``duration.HumanDuration``: ``5s``, ``3m2s``, ``4d``):
+    ``<unknown>`` for an empty (or ``null``) timestamp, ``<invalid>`` for one that is not
+    RFC 3339 (or lies more than a second in the future).
+    """
+    if not value or value == "null":
+        return "<unknown>"
+    when = _rfc3339(value)
+    if when is None:
+        return "<invalid>"
+    return human_duration((now - when).total_seconds())
+
+
+def _custom_cell(col: PrinterColumn, obj: dict[str, Any], now: datetime) -> Any:
     try:
         results = _jsonpath.find(obj, col.json_path)
     except _jsonpath.JSONPathError:
@@ -620,7 +652,7 @@ def _custom_cell(col: PrinterColumn, obj: dict[str, Any]) -> Any:
     if col.type == "boolean":
         return value if isinstance(value, bool) else None
     if col.type == "date":
-        return value if isinstance(value, str) else None
+        return date_cell(value, now) if isinstance(value, str) else None
     return value
 
 
@@ -649,7 +681,8 @@ def cells_for(rt: ResourceType, obj: dict[str, Any], now: datetime | None = None
     """The cells of ``obj``'s row."""
     moment = now or datetime.now(UTC)
     if rt.printer_columns:
-        return [_meta(obj).get("name", ""), *(_custom_cell(c, obj) for c in rt.printer_columns)]
+        name = _meta(obj).get("name", "")
+        return [name, *(_custom_cell(c, obj, moment) for c in rt.printer_columns)]
     printer = BUILTIN_PRINTERS.get((rt.group, rt.plural))
     if printer is None:
         return _default(obj, moment)
