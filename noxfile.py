@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import nox
 
@@ -11,61 +12,62 @@ nox.options.sessions = ["lint", "typecheck", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.default_venv_backend = "venv"
 
-PYTHON = "3.11"
 CHECKED = ["src", "tests", "examples", "bench", "noxfile.py"]
 EXAMPLES = ["mysrv", "airconditioner", "optionsrecord"]
+
+# One shared virtualenv keeps CI fast: every session needs the same packages. Its
+# programs are called by absolute path, never looked up on PATH.
+VENV = Path(".nox/pyctrl").resolve()
+
+
+def _install(session: nox.Session, *specs: str) -> None:
+    if not (VENV / "bin" / "python").exists():
+        session.run(sys.executable, "-m", "venv", str(VENV), external=True)
+    session.run(
+        str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", *specs,
+        external=True,
+    )  # fmt: skip
+
+
+def _run(session: nox.Session, program: str, *args: str, **env: str) -> None:
+    session.run(str(VENV / "bin" / program), *args, external=True, env={**os.environ, **env})
 
 
 @nox.session(python=False)
 def tests(session: nox.Session) -> None:
     """Run the test suite with a coverage report (pass pytest options after --)."""
     _install(session, ".[dev]")
-    session.run(
-        "python",
-        "-m",
-        "pytest",
-        "--cov",
-        "--cov-report=term",
-        *session.posargs,
-        env=_env(session),
-    )
+    _run(session, "python", "-m", "pytest", "--cov", "--cov-report=term", *session.posargs)
 
 
 @nox.session(python=False)
 def lint(session: nox.Session) -> None:
     """Ruff (lint and format) and the import-layering contract."""
     _install(session, ".[dev]")
-    session.run("python", "-m", "ruff", "check", *CHECKED, env=_env(session))
-    session.run("python", "-m", "ruff", "format", "--check", *CHECKED, env=_env(session))
-    session.run("lint-imports", env=_env(session))
+    _run(session, "python", "-m", "ruff", "check", *CHECKED)
+    _run(session, "python", "-m", "ruff", "format", "--check", *CHECKED)
+    _run(session, "lint-imports")
 
 
 @nox.session(python=False)
 def typecheck(session: nox.Session) -> None:
-    """Type-check with mypy --strict: the library, the tests and the examples."""
+    """Type-check with mypy --strict: the library, the tests, the examples, the benchmarks."""
     _install(session, ".[dev]")
-    session.run("python", "-m", "mypy", "src", "tests", "examples", env=_env(session))
+    _run(session, "python", "-m", "mypy", "src", "tests", "examples", "bench")
 
 
 @nox.session(python=False)
 def docs(session: nox.Session) -> None:
     """Build the documentation site with mkdocs --strict."""
     _install(session, ".[dev,docs]")
-    session.run(
-        "python",
-        "-m",
-        "mkdocs",
-        "build",
-        "--strict",
-        env={**_env(session), "NO_MKDOCS_2_WARNING": "1"},
-    )
+    _run(session, "python", "-m", "mkdocs", "build", "--strict", NO_MKDOCS_2_WARNING="1")
 
 
 @nox.session(python=False)
 def demo(session: nox.Session) -> None:
     """The MySrv operator on the embedded API server, with a live view (--check: CI mode)."""
     _install(session, ".[dev]")
-    session.run("python", "-m", "examples.demo", *session.posargs, env=_env(session))
+    _run(session, "python", "-m", "examples.demo", *session.posargs)
 
 
 @nox.session(python=False)
@@ -73,44 +75,14 @@ def manifests(session: nox.Session) -> None:
     """Regenerate every example's config/ from its Python types (--check: fail if stale)."""
     _install(session, ".[dev]")
     for example in EXAMPLES:
-        session.run(
-            "pyctrl",
-            "generate",
-            "all",
-            f"examples.{example}:operator",
-            "--out",
-            f"examples/{example}/config",
-            *session.posargs,
-            env=_env(session),
-        )
+        _run(
+            session, "pyctrl", "generate", "all", f"examples.{example}:operator",
+            "--out", f"examples/{example}/config", *session.posargs,
+        )  # fmt: skip
 
 
 @nox.session(python=False)
 def bench(session: nox.Session) -> None:
     """Benchmarks: each prints ratios against a peer measured in the same run."""
     _install(session, ".[dev]", "kopf>=1.37")
-    session.run("python", "-m", "bench", *session.posargs, env=_env(session))
-
-
-# One shared virtualenv (.nox/pyctrl) keeps CI fast: every session needs the same packages.
-VENV = ".nox/pyctrl"
-
-
-def _env(session: nox.Session) -> dict[str, str]:
-    bin_dir = os.path.abspath(os.path.join(VENV, "bin"))
-    return {"PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), "VIRTUAL_ENV": VENV}
-
-
-def _install(session: nox.Session, *specs: str) -> None:
-    if not os.path.exists(os.path.join(VENV, "bin", "python")):
-        session.run(sys.executable, "-m", "venv", VENV, external=True)
-    session.run(
-        os.path.join(VENV, "bin", "python"),
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "-e",
-        *specs,
-        external=True,
-    )
+    _run(session, "python", "-m", "bench", *session.posargs)
