@@ -2,7 +2,12 @@
 
 Each reconciles ``BenchItem`` objects (bench.pyctrl.dev/v1): when ``status.observed``
 differs from ``spec.value`` it writes ``status.observed = spec.value`` through the status
-subresource. Run as ``python -m bench.operators pyctrl|kopf`` with KUBECONFIG set.
+subresource. Both act on spec changes only, each the idiomatic way: pyctrl with the
+``GenerationChanged`` predicate (controller-runtime's ``GenerationChangedPredicate``),
+kopf with an update handler on ``field="spec"``; both still receive, and discard, the
+events of their own status writes.
+
+Run as ``python -m bench.operators pyctrl|kopf`` with KUBECONFIG set.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ async def run_pyctrl(workers: int) -> None:
     from pyctrl.controller import Options as ControllerOptions
     from pyctrl.log import configure
     from pyctrl.manager import Manager, Options
+    from pyctrl.predicate import GenerationChanged
     from pyctrl.reconcile import Result
 
     configure(level="WARNING")
@@ -57,6 +63,9 @@ async def run_pyctrl(workers: int) -> None:
     (
         controller_managed_by(manager)
         .for_(BenchItem)
+        # Reconcile spec changes only, as kopf's handler below (field="spec") runs only
+        # for them: the operator's own status writes do not come back as work.
+        .with_event_filter(GenerationChanged())
         .with_options(ControllerOptions(max_concurrent_reconciles=workers))
         .complete(Reconciler())
     )

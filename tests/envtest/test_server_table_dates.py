@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -111,7 +112,7 @@ async def test_date_columns_of_a_table_show_ages(kube: Kube, ns: str) -> None:
     assert rows["odd"][0] == "<invalid>"
     assert rows["number"][0] is None
     for cells in rows.values():
-        assert cells[1] in ("0s", "1s", "2s")
+        assert re.fullmatch(r"\d+s", cells[1]), cells  # created moments ago
     columns = {c["name"]: c["type"] for c in table["columnDefinitions"]}
     assert columns["Seen"] == "date"
 
@@ -132,4 +133,4 @@ async def test_kubectl_get_prints_date_columns_as_ages(tmp_path: Path) -> None:
     assert lines[0].split() == ["NAME", "SEEN", "AGE"]
     name, seen_cell, age = lines[1].split()
     assert (name, seen_cell) == ("old", "10d")
-    assert age in ("0s", "1s", "2s")
+    assert re.fullmatch(r"\d+s", age), age  # created moments ago

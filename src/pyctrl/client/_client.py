@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
 import orjson
 
 from pyctrl.client._mapper import RESTMapper, RESTMapping
-from pyctrl.client._patch import Apply, Patch
+from pyctrl.client._patch import (
+    Apply,
+    JSONPatch,
+    MergeFrom,
+    MergePatch,
+    Patch,
+    StrategicMergeFrom,
+)
 from pyctrl.client._reader import ObjectList, Reader
 from pyctrl.client._rest import RESTClient
 from pyctrl.labels import Selector
@@ -28,6 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["Client", "Preconditions", "PropagationPolicy", "SubResourceClient"]
 
 T = TypeVar("T")
+
+_OWN_PATCHES: frozenset[type[Any]] = frozenset(
+    {Apply, JSONPatch, MergeFrom, MergePatch, StrategicMergeFrom}
+)
 
 PropagationPolicy = Literal["Orphan", "Background", "Foreground"]
 """How deleting an owner treats its dependents (``metav1.DeletionPropagation``)."""
@@ -255,7 +266,9 @@ class _API:
         dry_run: bool,
         field_manager: str | None,
     ) -> Any:
-        if not isinstance(patch, Patch):
+        # isinstance() against a runtime-checkable Protocol inspects the object's
+        # attributes on every call; pyctrl's own patch classes always conform.
+        if type(patch) not in _OWN_PATCHES and not isinstance(patch, Patch):
             raise TypeError(
                 f"patch must be a pyctrl.client Patch (MergeFrom, JSONPatch, Apply...), "
                 f"not {type(patch).__qualname__}"

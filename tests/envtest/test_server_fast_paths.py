@@ -1,0 +1,139 @@
+"""The server's faster paths keep kube-apiserver's semantics.
+
+Lists come in etcd key order (``namespace/name``), which paginated lists rely on to find
+where the next page starts; no-op updates are detected without copying objects; merge
+patches can work on the update loop's private copy; request IDs are version-4 UUIDs.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pyctrl.envtest import _api, _patch
+
+if TYPE_CHECKING:
+    from tests.envtest.conftest import Kube
+
+NAMESPACES = ("ord-a", "ord-a-b", "ord-ab")
+# etcd keys are ".../<namespace>/<name>": "-" sorts before "/", and "/" before "b".
+KEY_ORDER = [(ns, name) for ns in ("ord-a-b", "ord-a", "ord-ab") for name in ("x", "y")]
+
+
+async def _configmaps(kube: Kube) -> None:
+    for ns in NAMESPACES:
+        await kube.create_ok("/api/v1/namespaces", {"metadata": {"name": ns}})
+        for name in ("y", "x"):
+            body = {"metadata": {"name": name, "labels": {"app": "order"}}}
+            await kube.create_ok(f"/api/v1/namespaces/{ns}/configmaps", body)
+
+
+def _keys(items: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in items]
+
+
+async def _pages(kube: Kube, params: dict[str, str]) -> list[tuple[str, str]]:
+    seen: list[tuple[str, str]] = []
+    token = ""
+    while True:
+        query = {**params, "limit": "1", "labelSelector": "app=order"}
+        if token:
+            query["continue"] = token
+        page = await kube.get_ok("/api/v1/configmaps", params=query)
+        seen.extend(_keys(page["items"]))
+        token = page["metadata"].get("continue", "")
+        if not token:
+            return seen
+
+
+async def test_list_across_namespaces_is_in_etcd_key_order(kube: Kube) -> None:
+    """A list of all namespaces is ordered by namespace/name as etcd orders its keys."""
+    await _configmaps(kube)
+    listed = await kube.get_ok("/api/v1/configmaps", params={"labelSelector": "app=order"})
+    assert _keys(listed["items"]) == KEY_ORDER
+
+
+async def test_paginated_list_across_namespaces_returns_each_object_once(kube: Kube) -> None:
+    """Pages of one item each walk every namespace in key order, missing and repeating none."""
+    await _configmaps(kube)
+    assert await _pages(kube, {}) == KEY_ORDER
+
+
+async def test_paginated_list_pages_come_from_the_first_pages_snapshot(kube: Kube) -> None:
+    """Objects created after the first page are not in later pages of the same list."""
+    await _configmaps(kube)
+    first = await kube.get_ok(
+        "/api/v1/configmaps", params={"limit": "2", "labelSelector": "app=order"}
+    )
+    await kube.create_ok(
+        "/api/v1/namespaces/ord-a/configmaps",
+        {"metadata": {"name": "late", "labels": {"app": "order"}}},
+    )
+    rest = await kube.get_ok(
+        "/api/v1/configmaps",
+        params={"continue": first["metadata"]["continue"], "labelSelector": "app=order"},
+    )
+    assert _keys(first["items"]) + _keys(rest["items"]) == KEY_ORDER
+
+
+def _reference_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    return new == old or _api._strip_managed_times(new) == _api._strip_managed_times(old)
+
+
+MANAGED = st.lists(
+    st.fixed_dictionaries(
+        {"manager": st.sampled_from(["a", "b"]), "time": st.sampled_from(["t1", "t2"])}
+    ),
+    max_size=2,
+)
+OBJECTS = st.fixed_dictionaries(
+    {"metadata": st.fixed_dictionaries({"name": st.just("n"), "managedFields": MANAGED})},
+    optional={
+        "spec": st.dictionaries(st.sampled_from("ab"), st.integers(0, 2) | st.booleans()),
+        "status": st.dictionaries(st.sampled_from("ab"), st.integers(0, 2)),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(OBJECTS, OBJECTS)
+def test_noop_detection_matches_full_comparison(new: dict[str, Any], old: dict[str, Any]) -> None:
+    """An update is a no-op exactly when the objects are equal but for managedFields times."""
+    assert _api._is_noop(new, old) == _reference_noop(new, old)
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=2),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from("abc"), children, max_size=3)
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from("abc"), JSON), st.dictionaries(st.sampled_from("abc"), JSON))
+def test_merge_patch_in_place_equals_merge_patch_of_a_copy(
+    original: dict[str, Any], patch: dict[str, Any]
+) -> None:
+    """Patching in place gives the same object; patching a copy leaves the original alone."""
+    kept = copy.deepcopy(original)
+    result = _patch.json_merge_patch(original, patch)
+    assert original == kept
+    assert _patch.json_merge_patch(copy.deepcopy(original), patch, in_place=True) == result
+
+
+def test_fast_uuid4_makes_version_4_uuids() -> None:
+    """Request IDs are distinct RFC 4122 version-4 UUIDs in their canonical text form."""
+    ids = {_api.fast_uuid4() for _ in range(1000)}
+    assert len(ids) == 1000
+    for text in ids:
+        parsed = uuid.UUID(text)
+        assert parsed.version == 4
+        assert parsed.variant == uuid.RFC_4122
+        assert str(parsed) == text
