@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import datetime as dt
+import json
 import os
 import pathlib
 import sys
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
+from aiohttp import web
 from kubernetes_asyncio.client import Configuration
 
 from pyctrl.clock import FakeClock
@@ -24,9 +27,13 @@ from pyctrl.config import (
     load_kubeconfig,
 )
 from pyctrl.errors import ConfigError
+from pyctrl.manager import Manager, Options
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from pathlib import Path
+
+    from pyctrl.envtest import Environment
 
 CA_PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
@@ -511,12 +518,148 @@ async def test_failing_exec_plugin_names_the_kubeconfig(tmp_path: Path) -> None:
         await load_kubeconfig(path)
 
 
+# auth providers: OIDC and GCP ---------------------------------------------------------------
+
+
+def jwt(expires_in: dt.timedelta, subject: str) -> str:
+    """An unsigned JWT whose payload has ``exp`` and ``sub``: all the OIDC loader reads."""
+
+    def part(data: dict[str, Any]) -> str:
+        return base64.b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    expires = int((dt.datetime.now(dt.UTC) + expires_in).timestamp())
+    return f"{part({'alg': 'none'})}.{part({'exp': expires, 'sub': subject})}.sig"
+
+
+def oidc_user(issuer: str, id_token: str | None) -> dict[str, Any]:
+    config = {
+        "client-id": "pyctrl",
+        "client-secret": "s3cret",
+        "idp-issuer-url": issuer,
+        "refresh-token": "refresh-0",
+    }
+    if id_token is not None:
+        config["id-token"] = id_token
+    return {"auth-provider": {"name": "oidc", "config": config}}
+
+
+@contextlib.asynccontextmanager
+async def identity_provider() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
+    """A fake OIDC issuer: its token endpoint trades refresh-<n> for id token n+1."""
+    grants: list[dict[str, str]] = []
+    url = ""
+
+    async def well_known(request: web.Request) -> web.Response:
+        return web.json_response({"issuer": url, "token_endpoint": f"{url}/token"})
+
+    async def token(request: web.Request) -> web.Response:
+        form = await request.post()
+        grants.append({key: str(value) for key, value in form.items()})
+        n = len(grants)
+        return web.json_response(
+            {"id_token": jwt(dt.timedelta(hours=1), f"n{n}"), "refresh_token": f"refresh-{n}"}
+        )
+
+    app = web.Application()
+    app.router.add_get("/.well-known/openid-configuration", well_known)
+    app.router.add_post("/token", token)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    url = f"http://{host}:{port}"
+    try:
+        yield url, grants
+    finally:
+        await runner.cleanup()
+
+
+def subject(authorization: str | None) -> str:
+    """The ``sub`` of the JWT in a bearer Authorization header."""
+    assert authorization is not None
+    assert authorization.startswith("Bearer ")
+    payload = authorization.removeprefix("Bearer ").split(".")[1]
+    return str(json.loads(base64.b64decode(payload + "==="))["sub"])
+
+
+async def test_oidc_id_token_that_is_still_valid_is_sent_as_is(tmp_path: Path) -> None:
+    """An OIDC user with an unexpired id-token authenticates with it, asking no issuer."""
+    token = jwt(dt.timedelta(hours=1), "alice")
+    data = simple()
+    data["users"][0]["user"] = oidc_user("http://127.0.0.1:9/unreachable", token)
+    config = await load_kubeconfig(write(tmp_path / "kc", data))
+    assert await config.authorization() == f"Bearer {token}"
+    assert await config.authorization() == f"Bearer {token}"
+
+
+# kubernetes-asyncio's OIDC refresh (not pyctrl) uses deprecated aiohttp arguments.
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:kubernetes_asyncio.config.openid")
+async def test_oidc_expired_id_token_is_renewed_with_the_refresh_token(tmp_path: Path) -> None:
+    """An expired id-token is renewed at the issuer at load, and again after a 401."""
+    async with identity_provider() as (issuer, grants):
+        data = simple()
+        data["users"][0]["user"] = oidc_user(issuer, jwt(-dt.timedelta(hours=1), "old"))
+        path = write(tmp_path / "kc", data)
+        before = path.read_text()
+        config = await load_kubeconfig(path)
+        assert subject(await config.authorization()) == "n1"
+        assert subject(await config.authorization()) == "n1"
+        assert await config.refresh_credentials() is True
+        assert subject(await config.authorization()) == "n2"
+    assert grants == [
+        {"grant_type": "refresh_token", "refresh_token": "refresh-0"},
+        {"grant_type": "refresh_token", "refresh_token": "refresh-1"},
+    ]
+    assert path.read_text() == before
+
+
+def gcp_user(tmp_path: Path) -> dict[str, Any]:
+    """A GCP auth-provider user whose fake gcloud counts its runs and returns gcp-<n>."""
+    script = tmp_path / "gcloud.py"
+    expiry = rfc3339(dt.timedelta(hours=1))
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import json, pathlib
+            counter = pathlib.Path({str(tmp_path / "runs")!r})
+            n = int(counter.read_text()) + 1 if counter.exists() else 1
+            counter.write_text(str(n))
+            print(json.dumps({{"credential": {{"access_token": f"gcp-{{n}}",
+                                               "token_expiry": {expiry!r}}}}}))
+            """
+        )
+    )
+    return {
+        "auth-provider": {
+            "name": "gcp",
+            "config": {"cmd-path": sys.executable, "cmd-args": str(script)},
+        }
+    }
+
+
+async def test_gcp_auth_provider_token_comes_from_gcloud_and_is_renewed(tmp_path: Path) -> None:
+    """A GCP user gets its token from gcloud once while valid, and a new one after a 401."""
+    data = simple()
+    data["users"][0]["user"] = gcp_user(tmp_path)
+    path = write(tmp_path / "kc", data)
+    before = path.read_text()
+    config = await load_kubeconfig(path)
+    assert await config.authorization() == "Bearer gcp-1"
+    assert await config.authorization() == "Bearer gcp-1"
+    assert runs(tmp_path) == 1
+    assert await config.refresh_credentials() is True
+    assert await config.authorization() == "Bearer gcp-2"
+    assert path.read_text() == before
+
+
 class ScriptedCredentials:
     """Credentials due for renewal at a set time, counting renewals."""
 
     def __init__(self, renew_in: float | None) -> None:
         self.renew_in = renew_in
         self.renewals = 0
+        self.renewed = asyncio.Event()
 
     async def authorization(self) -> str | None:
         return "Bearer x"
@@ -524,6 +667,7 @@ class ScriptedCredentials:
     async def refresh(self, *, force: bool) -> bool:
         self.renewals += 1
         self.renew_in = None
+        self.renewed.set()
         return True
 
     def renew_at(self) -> dt.datetime | None:
@@ -563,6 +707,19 @@ async def test_refresher_does_not_spin_on_an_already_due_credential() -> None:
         await clock.wait_for_timers()
         assert clock.next_deadline == 1.0
         task.cancel()
+
+
+async def test_the_manager_runs_the_credential_refresher(envtest: Environment) -> None:
+    """A Manager renews its config's credentials in the background when they come due."""
+    credentials = ScriptedCredentials(renew_in=0)
+    config = Config(envtest.config, source="test", credentials=credentials)
+    manager = Manager(config, Options(metrics_bind_address="0"))
+    async with asyncio.timeout(10), asyncio.TaskGroup() as tg:
+        task = tg.create_task(manager.start())
+        await credentials.renewed.wait()
+        task.cancel()
+    assert credentials.renewals == 1
+    assert manager.credential_refresher.refreshes == 1
 
 
 def test_refresher_interval_must_be_positive() -> None:

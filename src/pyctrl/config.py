@@ -28,7 +28,7 @@ file and what is wrong with it. Refreshed credentials are never written back to 
 kubeconfig.
 
 Credentials are refreshed lazily, when a request needs them. `Config.refresher` gives a
-runnable that refreshes them ahead of expiry too, for a Manager to own.
+runnable that refreshes them ahead of expiry too; a `pyctrl.manager.Manager` runs one.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from kubernetes_asyncio.client import V1ConfigMap
 from pyctrl.cache import Cache, CacheOptions
 from pyctrl.cache._backoff import BackoffPolicy
 from pyctrl.cache._informer import InformerConfig, SharedInformer
-from pyctrl.client import RESTClient
+from pyctrl.client import Response, RESTClient
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import APIError
 from pyctrl.meta import GroupVersionKind
@@ -25,7 +25,7 @@ from pyctrl.scheme import default_scheme
 from .fakes import FakeCluster
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Callable, Mapping
 
     from pyctrl.envtest import Environment
 
@@ -123,6 +123,39 @@ async def wait_until(condition: Callable[[], bool], within: float = 5.0) -> None
 
 
 # --- against the embedded API server ---------------------------------------------------
+
+
+class RecordingREST(RESTClient):
+    """A RESTClient that records every request and stream it sends: (method, path, query).
+
+    Streams (watches) are recorded with the method ``WATCH``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: list[tuple[str, str, dict[str, Any]]] = []
+
+    async def request(
+        self, method: str, path: str, *, query: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> Response:
+        self.sent.append((method, path, dict(query or {})))
+        return await super().request(method, path, query=query, **kwargs)
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self, path: str, *, query: Mapping[str, Any] | None = None, **kwargs: Any
+    ) -> AsyncIterator[AsyncIterator[bytes]]:
+        self.sent.append(("WATCH", path, dict(query or {})))
+        async with super().stream(path, query=query, **kwargs) as lines:
+            yield lines
+
+    def lists(self, path: str) -> list[dict[str, Any]]:
+        """The queries of the list requests sent to ``path``."""
+        return [q for m, p, q in self.sent if m == "GET" and p == path and "watch" not in q]
+
+    def watches(self, path: str) -> list[dict[str, Any]]:
+        """The queries of the watches opened on ``path``."""
+        return [q for m, p, q in self.sent if m == "WATCH" and p == path]
 
 
 @pytest_asyncio.fixture

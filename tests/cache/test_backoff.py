@@ -14,12 +14,14 @@ def test_delays_double_from_800ms_to_the_30s_cap() -> None:
     assert delays == pytest.approx([0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0])
 
 
-def test_jitter_stretches_each_delay_by_at_most_a_fifth() -> None:
-    """With the default 20 % jitter a delay lies in [d, 1.2 d)."""
+def test_jitter_stretches_each_delay_up_to_double_as_client_go_does() -> None:
+    """With client-go's reflector jitter (1.0) a delay lies in [d, 2 d), the cap included."""
     low = Backoff(BackoffPolicy(), FakeClock(), lambda: 0.0)
     high = Backoff(BackoffPolicy(), FakeClock(), lambda: 0.999)
     assert low.next_delay() == pytest.approx(0.8)
-    assert 0.8 < high.next_delay() < 0.96
+    assert 1.59 < high.next_delay() < 1.6
+    capped = [high.next_delay() for _ in range(10)][-1]
+    assert 59.9 < capped < 60.0
 
 
 def test_delays_start_over_after_a_healthy_period() -> None:

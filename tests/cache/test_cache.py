@@ -6,6 +6,7 @@ import pytest
 from kubernetes_asyncio.client import V1ConfigMap
 from pydantic import Field
 
+from pyctrl.builder import controller_managed_by
 from pyctrl.cache import (
     ByObject,
     Cache,
@@ -16,10 +17,21 @@ from pyctrl.cache import (
 )
 from pyctrl.client import Reader
 from pyctrl.errors import CacheSyncTimeoutError, NotFoundError
+from pyctrl.manager import Manager, Options
 from pyctrl.meta import GroupVersionKind
+from pyctrl.reconcile import Request, Result
 from pyctrl.resource import CustomResource, PartialObjectMetadata, Unstructured
+from tests.manager.conftest import running
 
-from .conftest import Mirror, create_cm, delete_cm, patch_cm, started_cache, wait_until
+from .conftest import (
+    Mirror,
+    RecordingREST,
+    create_cm,
+    delete_cm,
+    patch_cm,
+    started_cache,
+    wait_until,
+)
 
 if TYPE_CHECKING:
     from pyctrl.client import RESTClient
@@ -329,3 +341,84 @@ def test_cache_options_refuse_bad_values() -> None:
         CacheOptions(by_type={V1ConfigMap: {"labels": "a=b"}})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match=r"ByObject\.labels"):
         ByObject(labels="=x")
+    with pytest.raises(ValueError, match="sync_timeout"):
+        CacheOptions(sync_timeout=-1)
+
+
+# sharing and paging ---------------------------------------------------------------------
+
+
+async def test_every_view_of_a_type_shares_one_informer_one_list_and_one_watch(
+    envtest: Environment,
+) -> None:
+    """Two get_informer calls and a typed and an Unstructured view share one list and watch."""
+    typed: list[Any] = []
+    raw: list[Any] = []
+    async with RecordingREST(envtest.config) as rest:
+        await create_cm(rest, "a")
+        async with started_cache(rest) as cache:
+            first = cache.get_informer(V1ConfigMap)
+            again = cache.get_informer(V1ConfigMap)
+            untyped = cache.get_informer(Unstructured, gvk=CONFIGMAP)
+            first.add_event_handler(ResourceEventHandlerFuncs(lambda o, _: typed.append(o)))
+            untyped.add_event_handler(ResourceEventHandlerFuncs(lambda o, _: raw.append(o)))
+            await cache.wait_for_cache_sync(timeout=10)
+            await wait_until(lambda: again.status().state == "watching", within=10)
+            await create_cm(rest, "b")
+            await wait_until(lambda: len(typed) == len(raw) == 2)
+            assert await cache.get(Unstructured, "b", "default", gvk=CONFIGMAP)
+            statuses = cache.status()
+            open_watches = envtest.server.hub.count() if envtest.server else None
+    assert len(statuses) == 1
+    assert len(rest.lists("/api/v1/configmaps")) == 1
+    assert len(rest.watches("/api/v1/configmaps")) == 1
+    assert open_watches == 1
+    assert {type(o) for o in typed} == {V1ConfigMap}
+    assert {type(o) for o in raw} == {Unstructured}
+
+
+async def test_two_controllers_of_one_type_share_its_informer_and_watch(
+    envtest: Environment,
+) -> None:
+    """Two controllers for ConfigMaps in one Manager both reconcile from a single informer."""
+    seen: dict[str, set[str]] = {"one": set(), "two": set()}
+
+    class Reconciler:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        async def reconcile(self, request: Request) -> Result:
+            seen[self.name].add(request.name)
+            return Result()
+
+    manager = Manager(envtest.config, Options(metrics_bind_address="0"))
+    for name in seen:
+        controller_managed_by(manager).for_(V1ConfigMap).named(f"cm-{name}").complete(
+            Reconciler(name)
+        )
+    async with running(manager):
+        await create_cm(manager.rest, "shared")
+        await wait_until(lambda: all("shared" in names for names in seen.values()), within=10)
+        statuses = manager.cache.status()
+        open_watches = envtest.server.hub.count() if envtest.server else None
+    assert [(s.gvk.kind, s.metadata_only) for s in statuses] == [("ConfigMap", False)]
+    assert open_watches == 1
+
+
+async def test_informers_list_in_pages_of_page_size(envtest: Environment) -> None:
+    """With page_size=2 the first list is fetched page by page, following continue tokens."""
+    async with RecordingREST(envtest.config) as rest:
+        for i in range(5):
+            await create_cm(rest, f"cm-{i}")
+        everything = (await rest.request("GET", "/api/v1/configmaps")).json()["items"]
+        rest.sent.clear()
+        async with started_cache(rest, page_size=2) as cache:
+            cached = await cache.list(V1ConfigMap)
+    pages = rest.lists("/api/v1/configmaps")
+    assert len(pages) == (len(everything) + 1) // 2 >= 3
+    assert {page["limit"] for page in pages} == {"2"}
+    assert "continue" not in pages[0]
+    assert all(page["continue"] for page in pages[1:])
+    assert len({page["continue"] for page in pages[1:]}) == len(pages) - 1
+    assert len(cached) == len(everything)
+    assert {f"cm-{i}" for i in range(5)} <= {cm.metadata.name for cm in cached}

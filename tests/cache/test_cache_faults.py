@@ -10,6 +10,7 @@ from kubernetes_asyncio.client import V1ConfigMap
 
 from pyctrl import metrics
 from pyctrl.cache import CacheNotReadyError
+from pyctrl.errors import CacheSyncTimeoutError
 
 from .conftest import (
     Mirror,
@@ -192,3 +193,49 @@ async def test_a_silent_watch_is_reestablished_by_the_idle_watchdog(rest: RESTCl
         await wait_until(lambda: informer.status().objects >= 1)
     assert status.last_error is None
     assert status.healthy
+
+
+async def test_a_server_dropping_every_watch_at_once_fails_readiness_until_watches_hold(
+    envtest: Environment, rest: RESTClient
+) -> None:
+    """Watches accepted and dropped at once (flapping) turn readiness false; steady ones, true."""
+    assert envtest.server is not None
+    hub = envtest.server.hub
+    await create_cm(rest, "a")
+
+    async def flap() -> None:
+        while True:
+            await wait_until(lambda: hub.count() > 0, within=10)
+            envtest.faults.drop_watches()
+
+    async with started_cache(rest, unhealthy_after=0.3) as cache:
+        await watched(cache, Mirror())
+        async with asyncio.TaskGroup() as tg:
+            flapper = tg.create_task(flap())
+            await wait_until(lambda: not cache.healthy(), within=10)
+            with pytest.raises(
+                CacheNotReadyError, match=r"v1/ConfigMap: failing \(watch .*without sending"
+            ):
+                cache.check_ready()
+            reconnects = cache.status()[0].reconnects
+            flapper.cancel()
+        await wait_until(cache.healthy, within=10)
+        cache.check_ready()
+    assert reconnects >= 3
+
+
+async def test_a_read_of_a_type_that_never_syncs_fails_with_the_informers_error(
+    envtest: Environment, rest: RESTClient
+) -> None:
+    """get and list of a type whose lists are refused raise after sync_timeout, naming why."""
+    envtest.faults.fail_next(10_000, verb="list", resource="configmaps", code=403)
+    async with started_cache(rest, sync_timeout=0.3) as cache:
+        message = r"v1/ConfigMap did not sync within 0.3s; last error: list .*Forbidden"
+        with pytest.raises(CacheSyncTimeoutError, match=message):
+            await cache.get(V1ConfigMap, "a", "default")
+        with pytest.raises(CacheSyncTimeoutError, match=message):
+            await cache.list(V1ConfigMap, namespace="default")
+        envtest.faults.clear()
+        await create_cm(rest, "a")
+        await cache.wait_for_cache_sync(timeout=10)
+        assert (await cache.get(V1ConfigMap, "a", "default")).metadata.name == "a"

@@ -229,6 +229,24 @@ async def test_resync_redelivers_every_object_as_an_update_of_itself() -> None:
     ]
 
 
+async def test_resync_off_delivers_no_resync() -> None:
+    """With resync_period None, no amount of time redelivers an unchanged object."""
+    from .fakes import FakeCluster
+
+    fake = FakeCluster()
+    fake.put("a")
+    clock = FakeClock()
+    informer = make_informer(fake, clock=clock, resync_period=None)
+    recorder = Recorder()
+    informer.add_listener(recorder, dict)
+    async with running(informer):
+        await recorder.wait_count(1)
+        clock.advance(100 * 3600.0)
+        fake.put("b")
+        await recorder.wait_count(2)
+    assert recorder.events == [("add", "a", True), ("add", "b", False)]
+
+
 async def test_the_transform_runs_before_objects_are_stored(fake: FakeCluster) -> None:
     """With strip_managed_fields, neither handlers nor the store see managedFields."""
     fake.put("a")

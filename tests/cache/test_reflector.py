@@ -297,3 +297,86 @@ async def test_run_recovers_from_failures_and_counts_reconnects(
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+async def test_a_watch_dropped_as_soon_as_it_opens_never_ends_the_failure(
+    fake: FakeCluster, clock: FakeClock
+) -> None:
+    """Opening a watch is no recovery: a flapping server keeps failing_since where it was."""
+    reflector, _ = make(fake, clock)
+    fake.fail_next("watch", ServiceUnavailableError(code=503))
+    state = await reflector.step(Watching("100"))
+    assert isinstance(state, BackingOff)
+    assert reflector.failing_since == 0.0
+    for _ in range(5):
+        clock.advance(10.0)
+        task = await watch_step(reflector, Watching("100"), fake)
+        assert reflector.watching
+        assert reflector.failing_since == 0.0
+        fake.drop_watches()
+        state = await task
+        assert isinstance(state, BackingOff)
+        assert "without sending anything" in state.error
+    assert reflector.failing_since == 0.0
+    assert clock.now() == 50.0
+
+
+async def test_a_reopened_watch_ends_the_failure_once_it_stays_open(
+    fake: FakeCluster, clock: FakeClock
+) -> None:
+    """After failures, a watch that stays open for a second (no event needed) ends them."""
+    reflector, _ = make(fake, clock)
+    fake.fail_next("watch", ServiceUnavailableError(code=503))
+    await reflector.step(Watching("100"))
+    task = await watch_step(reflector, Watching("100"), fake)
+    clock.advance(0.5)
+    still_failing = reflector.failing_since
+    clock.advance(0.5)
+    assert (still_failing, reflector.failing_since) == (0.0, None)
+    fake.drop_watches()
+    assert await task == Watching("100")
+
+
+async def test_a_reopened_watch_ends_the_failure_with_its_first_event(
+    fake: FakeCluster, clock: FakeClock
+) -> None:
+    """After failures, the first event on a reopened watch ends them at once."""
+    reflector, sink = make(fake, clock)
+    fake.fail_next("watch", ServiceUnavailableError(code=503))
+    await reflector.step(Watching("100"))
+    task = await watch_step(reflector, Watching("100"), fake)
+    fake.put("a")
+    await wait_until(lambda: bool(sink.events))
+    assert reflector.failing_since is None
+    assert clock.pending_timers == 0
+    fake.drop_watches()
+    assert await task == Watching("101")
+
+
+async def test_backoff_starts_over_after_two_healthy_minutes(
+    fake: FakeCluster, clock: FakeClock
+) -> None:
+    """Delays grow with consecutive failures and start again at 800 ms after 2 healthy minutes."""
+    reflector, _ = make(fake, clock)
+    for _ in range(3):
+        fake.fail_next("list", ServiceUnavailableError(code=503))
+    delays = []
+    for _ in range(3):
+        state = await reflector.step(Listing())
+        assert isinstance(state, BackingOff)
+        delays.append(state.delay)
+    assert delays == pytest.approx([0.8, 1.6, 3.2])
+    assert await reflector.step(Listing()) == Watching("100")
+
+    async def healthy_then_failing(seconds: float) -> float:
+        task = await watch_step(reflector, Watching("100"), fake)
+        clock.advance(seconds)
+        fake.drop_watches()
+        assert await task == Watching("100")
+        fake.fail_next("watch", ServiceUnavailableError(code=503))
+        state = await reflector.step(Watching("100"))
+        assert isinstance(state, BackingOff)
+        return state.delay
+
+    assert await healthy_then_failing(119.0) == pytest.approx(6.4)
+    assert await healthy_then_failing(121.0) == pytest.approx(0.8)

@@ -14,6 +14,8 @@ from kubernetes_asyncio.client import (
     V1LabelSelector,
     V1Namespace,
     V1ObjectMeta,
+    V1OwnerReference,
+    V1Pod,
     V1PodSpec,
     V1PodTemplateSpec,
 )
@@ -33,14 +35,24 @@ from pyctrl.client import (
 )
 from pyctrl.errors import (
     AlreadyExistsError,
+    BadRequestError,
     ConflictError,
     InvalidError,
     NotFoundError,
     ignore_not_found,
 )
+from pyctrl.manager import Manager, Options
 from pyctrl.meta import GroupVersionKind, ObjectMeta
 from pyctrl.resource import PartialObjectMetadata, Unstructured
-from tests.client.conftest import GADGET_CRD, Gadget, Widget, WidgetSpec, WidgetStatus
+from tests.client.conftest import (
+    GADGET_CRD,
+    Gadget,
+    Widget,
+    WidgetSpec,
+    WidgetStatus,
+    eventually,
+)
+from tests.manager.conftest import running
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -468,6 +480,142 @@ async def test_delete_options_are_validated(client: Client) -> None:
         await client.delete(widget("w1"), grace_period_seconds=-1)
 
 
+def owned_configmap(name: str, owner: V1ConfigMap, *finalizers: str) -> V1ConfigMap:
+    """A ConfigMap that ``owner`` owns (blocking its foreground deletion)."""
+    cm = configmap(name)
+    cm.metadata.owner_references = [
+        V1OwnerReference(
+            api_version="v1",
+            kind="ConfigMap",
+            name=owner.metadata.name,
+            uid=owner.metadata.uid,
+            block_owner_deletion=True,
+        )
+    ]
+    if finalizers:
+        cm.metadata.finalizers = list(finalizers)
+    return cm
+
+
+async def exists(client: Client, name: str) -> bool:
+    try:
+        await client.get(V1ConfigMap, name, "default")
+    except NotFoundError:
+        return False
+    return True
+
+
+async def test_orphan_propagation_keeps_the_dependents(client: Client) -> None:
+    """Deleting an owner with Orphan leaves its dependents, freed of their owner reference."""
+    owner = await client.create(configmap("owner"))
+    await client.create(owned_configmap("dependent", owner))
+    await client.delete(owner, propagation_policy="Orphan")
+
+    async def orphaned() -> bool:
+        dependent = await client.get(V1ConfigMap, "dependent", "default")
+        return not await exists(client, "owner") and not dependent.metadata.owner_references
+
+    await eventually(orphaned)
+
+
+async def test_background_propagation_deletes_the_dependents_after_the_owner(
+    client: Client,
+) -> None:
+    """Background deletes the owner at once, then the GC deletes the dependents.
+
+    The owner carries the ``orphan`` finalizer, so without the policy it would orphan them.
+    """
+    owner = configmap("owner")
+    owner.metadata.finalizers = ["orphan"]
+    owner = await client.create(owner)
+    await client.create(owned_configmap("dependent", owner))
+    await client.delete(owner, propagation_policy="Background")
+    assert not await exists(client, "owner")
+
+    async def dependent_gone() -> bool:
+        return not await exists(client, "dependent")
+
+    await eventually(dependent_gone)
+
+
+async def test_foreground_propagation_keeps_the_owner_until_its_dependents_are_gone(
+    client: Client,
+) -> None:
+    """Foreground marks the owner, deletes the dependents first, and the owner goes last."""
+    owner = await client.create(configmap("owner"))
+    held = await client.create(owned_configmap("dependent", owner, "test.pyctrl.dev/hold"))
+    await client.delete(owner, propagation_policy="Foreground")
+
+    async def dependent_deleting() -> bool:
+        dependent = await client.get(V1ConfigMap, "dependent", "default")
+        return dependent.metadata.deletion_timestamp is not None
+
+    await eventually(dependent_deleting)
+    marked = await client.get(V1ConfigMap, "owner", "default")
+    assert marked.metadata.deletion_timestamp is not None
+    assert marked.metadata.finalizers == ["foregroundDeletion"]
+    await client.patch(held, JSONPatch([{"op": "remove", "path": "/metadata/finalizers"}]))
+
+    async def both_gone() -> bool:
+        return not await exists(client, "owner") and not await exists(client, "dependent")
+
+    await eventually(both_gone)
+
+
+async def test_grace_period_seconds_shortens_a_pods_graceful_deletion(client: Client) -> None:
+    """A scheduled pod deleted with grace_period_seconds=5 gets 5 s, not 30; 0 ends it."""
+    pod = await client.create(
+        V1Pod(
+            metadata=V1ObjectMeta(name="p", namespace="default"),
+            spec=V1PodSpec(
+                node_name="node-1",
+                termination_grace_period_seconds=30,
+                containers=[V1Container(name="c", image="c:1")],
+            ),
+        )
+    )
+    await client.delete(pod, grace_period_seconds=5)
+    terminating = await client.get(V1Pod, "p", "default")
+    assert terminating.metadata.deletion_timestamp is not None
+    assert terminating.metadata.deletion_grace_period_seconds == 5
+    await client.delete(pod, grace_period_seconds=0)
+    with pytest.raises(NotFoundError):
+        await client.get(V1Pod, "p", "default")
+
+
+async def test_dry_run_writes_persist_nothing(client: Client) -> None:
+    """Dry-run update, patch, apply and delete_all_of return results but change nothing."""
+    created = await client.create(configmap("c1"))
+    created.data = {"key": "updated"}
+    assert (await client.update(created, dry_run=True)).data == {"key": "updated"}
+    patched = await client.patch(created, MergePatch({"data": {"key": "patched"}}), dry_run=True)
+    assert patched.data == {"key": "patched"}
+    applied = await client.apply(widget("w1", size=4), dry_run=True)
+    assert applied.spec.size == 4
+    await client.delete_all_of(V1ConfigMap, namespace="default", dry_run=True)
+    stored = await client.get(V1ConfigMap, "c1", "default")
+    assert stored.data == {"key": "value"}
+    assert stored.metadata.resource_version == created.metadata.resource_version
+    with pytest.raises(NotFoundError):
+        await client.get(Widget, "w1", "default")
+
+
+async def test_field_validation_strict_refuses_unknown_fields(
+    env: Environment, client: Client
+) -> None:
+    """Strict field validation refuses an unknown field (400); by default it is pruned."""
+    widget_gvk = GroupVersionKind("test.pyctrl.dev", "v1", "Widget")
+    obj = Unstructured.new(widget_gvk, "w1", "default")
+    obj.object["spec"] = {"size": 1, "colour": "typo"}
+    async with Client.from_config(env.config, field_validation="Strict") as strict:
+        with pytest.raises(BadRequestError, match=r'unknown field "spec\.colour"'):
+            await strict.create(obj)
+    created = await client.create(obj)
+    assert created.get_nested("spec") == {"size": 1}
+    with pytest.raises(ValueError, match="field_validation must be one of"):
+        Client(client.rest, field_validation="Loose")  # type: ignore[arg-type]
+
+
 async def test_delete_all_of_deletes_only_matching_objects(client: Client) -> None:
     """delete_all_of deletes the objects its selector matches in the namespace."""
     await client.create(configmap("a", app="web"))
@@ -650,6 +798,31 @@ async def test_uncached_types_and_unstructured_bypass_the_cache(client: Client) 
     got = await cached_client.get(Unstructured, "c1", "default", gvk=CONFIGMAP)
     assert got.name == "c1"
     assert cache.reads == []
+
+
+async def test_manager_options_choose_what_its_client_reads_through_the_cache(
+    env: Environment,
+) -> None:
+    """Manager uncached_types are read from the server; cache_unstructured caches Unstructured."""
+    default = Manager(env.config, Options(metrics_bind_address="0"))
+    async with running(default):
+        await default.client.create(configmap("c1"))
+        await default.client.get(Unstructured, "c1", "default", gvk=CONFIGMAP)
+        assert default.cache.status() == []
+        await default.client.get(V1ConfigMap, "c1", "default")
+        assert [s.gvk for s in default.cache.status()] == [CONFIGMAP]
+    manager = Manager(
+        env.config,
+        Options(metrics_bind_address="0", uncached_types=[V1ConfigMap], cache_unstructured=True),
+    )
+    async with running(manager):
+        await manager.client.create(configmap("c2"))
+        assert (await manager.client.get(V1ConfigMap, "c2", "default")).data == {"key": "value"}
+        assert len(await manager.client.list(V1ConfigMap, namespace="default")) == 2
+        assert manager.cache.status() == []
+        raw = await manager.client.get(Unstructured, "c2", "default", gvk=CONFIGMAP)
+        assert raw.name == "c2"
+        assert [s.gvk for s in manager.cache.status()] == [CONFIGMAP]
 
 
 async def test_concurrent_requests_share_the_client(client: Client) -> None:

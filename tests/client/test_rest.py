@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
+import yaml
 from aiohttp import web
 from kubernetes_asyncio.client import Configuration
 from structlog.testing import capture_logs
@@ -14,7 +16,7 @@ from structlog.testing import capture_logs
 from pyctrl import metrics
 from pyctrl.client import Response, RESTClient
 from pyctrl.clock import FakeClock
-from pyctrl.config import Config, get_config
+from pyctrl.config import Config, get_config, load_kubeconfig
 from pyctrl.errors import (
     APIError,
     ConfigError,
@@ -36,6 +38,7 @@ from tests.client.conftest import (
 if TYPE_CHECKING:
     import datetime as dt
     from collections.abc import AsyncIterator
+    from pathlib import Path
 
     from pyctrl.envtest import Environment
 
@@ -127,6 +130,47 @@ async def test_missing_ca_file_is_a_config_error() -> None:
     configuration.ssl_ca_cert = "/nonexistent/ca.crt"
     with pytest.raises(ConfigError, match=r"cannot set up TLS .*/nonexistent/ca\.crt"):
         RESTClient(configuration)
+
+
+def tls_kubeconfig(directory: Path, **files: str) -> Path:
+    """A kubeconfig for an https server; ``files`` are cluster or user keys, by section."""
+    cluster = {"server": "https://127.0.0.1:1"}
+    user = {"token": "t"}
+    for name, value in files.items():
+        key = name.replace("_", "-")
+        (cluster if key.startswith("certificate-authority") else user)[key] = value
+    path = directory / "kc"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "clusters": [{"name": "c", "cluster": cluster}],
+                "users": [{"name": "u", "user": user}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    return path
+
+
+async def test_a_garbage_ca_file_is_traced_to_its_kubeconfig(tmp_path: Path) -> None:
+    """A CA file that is not a certificate fails with the kubeconfig that names it."""
+    (tmp_path / "ca.crt").write_text("not a certificate")
+    config = await load_kubeconfig(tls_kubeconfig(tmp_path, certificate_authority="ca.crt"))
+    with pytest.raises(ConfigError, match=r"^kubeconfig '.*/kc': cannot set up TLS .*ca\.crt"):
+        RESTClient(config)
+
+
+async def test_garbage_inline_tls_data_is_traced_to_its_kubeconfig(tmp_path: Path) -> None:
+    """Inline CA or client-certificate data that is no PEM fails naming the kubeconfig."""
+    garbage = base64.b64encode(b"garbage").decode()
+    for files in (
+        {"certificate_authority_data": garbage},
+        {"client_certificate_data": garbage, "client_key_data": garbage},
+    ):
+        config = await load_kubeconfig(tls_kubeconfig(tmp_path, **files))
+        with pytest.raises(ConfigError, match=r"^kubeconfig '.*/kc': cannot set up TLS"):
+            RESTClient(config)
 
 
 async def test_closed_client_refuses_requests(fake_server: FakeServer) -> None:

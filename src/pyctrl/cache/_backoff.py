@@ -22,7 +22,9 @@ class BackoffPolicy:
     stretched by a random fraction of up to ``jitter`` so that many operators do not
     reconnect in lockstep after an API server outage. After ``reset_after`` seconds
     without a failure the sequence starts again at ``initial``. The defaults are
-    client-go's reflector's: 800 ms doubling to 30 s, reset after 2 minutes.
+    client-go's reflector's (``wait.NewExponentialBackoffManager(800ms, 30s, 2m, 2.0,
+    1.0)``): 800 ms doubling to 30 s, each delay stretched by up to 100 % (so a delay
+    lies in [d, 2d), at most 60 s), reset after 2 minutes.
 
     Attributes:
         initial: The first delay, in seconds.
@@ -35,7 +37,7 @@ class BackoffPolicy:
     initial: float = 0.8
     maximum: float = 30.0
     factor: float = 2.0
-    jitter: float = 0.2
+    jitter: float = 1.0
     reset_after: float = 120.0
 
     def __post_init__(self) -> None:

@@ -50,7 +50,8 @@ class Cache:
 
     It implements `pyctrl.client.Reader`: ``get`` and ``list`` are answered from the
     informers' stores, never from the API server. The first read of a type starts its
-    informer and waits for it to sync, as controller-runtime's cache does.
+    informer and waits for it to sync, as controller-runtime's cache does, for at most
+    `CacheOptions.sync_timeout`.
 
     The cache is a runnable: `start` runs every informer until cancelled. Informers
     asked for after the start begin at once.
@@ -331,7 +332,9 @@ class Cache:
                 "(the Manager starts it)"
             )
         shared = self._shared(*self._key(type_, gvk, None))
-        await shared.wait_synced()
+        # Bounded, so that a read of a type the operator may not list (403) or that the
+        # server does not serve fails with the reason instead of hanging its reconcile.
+        await shared.wait_synced(self.options.sync_timeout)
         return shared
 
     def _check_namespace(self, shared: SharedInformer, namespace: str) -> None:
@@ -355,6 +358,8 @@ class Cache:
         Raises:
             pyctrl.errors.NotFoundError: the cache has no such object.
             CacheNotStartedError: the cache is not running.
+            pyctrl.errors.CacheSyncTimeoutError: the type's informer did not sync within
+                `CacheOptions.sync_timeout`; the message gives its last error.
             ValueError: a namespaced type was asked for without a namespace, or for a
                 namespace the cache does not watch.
         """
@@ -406,6 +411,9 @@ class Cache:
         Raises:
             ValueError: a field is not indexed, a token is invalid, or the namespace is
                 not cached.
+            CacheNotStartedError: the cache is not running.
+            pyctrl.errors.CacheSyncTimeoutError: the type's informer did not sync within
+                `CacheOptions.sync_timeout`; the message gives its last error.
         """
         if limit is not None and limit <= 0:
             raise ValueError(f"Cache.list: limit must be > 0, got {limit}")

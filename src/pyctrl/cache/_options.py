@@ -143,6 +143,10 @@ class CacheOptions:
             bookmark) is presumed dead and re-established. None disables the watchdog.
         unhealthy_after: An informer whose lists or watches keep failing for this long
             reports itself unhealthy (readiness fails) until it recovers.
+        sync_timeout: How long a read (`Cache.get`, `Cache.list`) of a type whose
+            informer has not synced yet waits for it, before raising
+            `pyctrl.errors.CacheSyncTimeoutError` with the informer's last error
+            (2 minutes, controller-runtime's ``CacheSyncTimeout``). None waits forever.
     """
 
     namespaces: Sequence[str] = ()
@@ -155,12 +159,13 @@ class CacheOptions:
     min_watch_timeout: float = 300.0
     watch_idle_timeout: float | None = 330.0
     unhealthy_after: float = 30.0
+    sync_timeout: float | None = 120.0
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "namespaces", _check_namespaces("CacheOptions", self.namespaces) or ()
         )
-        for name in ("sync_period", "watch_idle_timeout"):
+        for name in ("sync_period", "watch_idle_timeout", "sync_timeout"):
             value = getattr(self, name)
             if value is not None and (not _is_number(value) or value <= 0):
                 raise ValueError(f"CacheOptions.{name} must be > 0 seconds or None, got {value!r}")

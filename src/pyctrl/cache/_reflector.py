@@ -15,6 +15,10 @@ transition per `Reflector.step`:
 A reflector never stops on its own: only cancellation ends `Reflector.run`. Every
 failure is logged, recorded (`Reflector.last_error`, `Reflector.failing_since`) and
 retried, so that its informer can report itself unhealthy instead of dying silently.
+A failure counts as over only when the reflector has shown it works again: a list
+completed, or a watch delivered an event or bookmark, or stayed open for a second.
+Merely opening a watch is not enough, so a server that accepts every watch and drops
+it at once still turns the informer unhealthy.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from pyctrl.cache._store import Entry, Key
-    from pyctrl.clock import Clock
+    from pyctrl.clock import Clock, TimerHandle
 
 __all__ = [
     "BackingOff",
@@ -47,7 +51,8 @@ __all__ = [
 _log = get_logger("pyctrl.cache")
 
 # A watch that ends this quickly with no event is a broken watch, not a server timeout
-# (client-go's "very short watch"): back off rather than spin on it.
+# (client-go's "very short watch"): back off rather than spin on it. By the same bar, a
+# watch open this long without an error proves the reflector has recovered.
 _SHORT_WATCH = 1.0
 _RETRY_WATCH_CODES = frozenset({429, 500, 502, 503, 504})
 
@@ -168,7 +173,9 @@ class Reflector:
         resource_version: The last resourceVersion seen.
         last_error: The last failure, as logged; None if none happened.
         last_error_time: Clock time of the last failure.
-        failing_since: Clock time of the first failure since the last success, or None.
+        failing_since: Clock time of the first failure since the reflector last proved
+            to work (a completed list, a watch event or bookmark, or a watch that stayed
+            open for a second), or None.
         last_sync_time: Clock time of the last completed list.
         reconnects: Watches opened after the first one.
         relists: Lists after the first one.
@@ -212,6 +219,7 @@ class Reflector:
         self.reconnects = 0
         self.relists = 0
         self._watched_once = False
+        self._proving: TimerHandle | None = None
 
     async def run(self) -> None:
         """List, watch and recover forever; returns only by cancellation."""
@@ -297,6 +305,8 @@ class Reflector:
                 async for event in stream:
                     events += 1
                     resource_version = self._apply(event, resource_version)
+                    if self.failing_since is not None:
+                        self._recovered()
         except GoneError:
             self._log.info("watch expired (410); re-listing", resource_version=resource_version)
             self.watching = False
@@ -316,6 +326,10 @@ class Reflector:
                 retry_watch = False  # a bad object or a bug in a transform: start afresh
             then: Listing | Watching = Watching(resource_version) if retry_watch else Listing()
             return self._failed(exc, then, "watch")
+        finally:
+            if self._proving is not None:
+                self._proving.cancel()
+                self._proving = None
         self.watching = False
         self.resource_version = resource_version
         elapsed = self._clock.now() - started
@@ -325,6 +339,8 @@ class Reflector:
                 Watching(resource_version),
                 "watch",
             )
+        if self.failing_since is not None:
+            self._recovered()  # it lasted: the server works again
         self._log.debug("watch ended; watching again", events=events)
         return Watching(resource_version)
 
@@ -348,6 +364,16 @@ class Reflector:
 
     def _established(self) -> None:
         self.watching = True
+        if self.failing_since is not None:
+            # An open watch is not yet a working one: a flapping server accepts watches and
+            # drops them at once. Recovery needs an event, or the watch staying open.
+            self._proving = self._clock.call_at(self._clock.now() + _SHORT_WATCH, self._recovered)
+        self._sink.status_changed(self)
+
+    def _recovered(self) -> None:
+        if self._proving is not None:
+            self._proving.cancel()
+            self._proving = None
         self.failing_since = None
         self._sink.status_changed(self)
 

@@ -61,14 +61,16 @@ class Response:
         return orjson.loads(self.body)
 
 
-def _ssl_context(configuration: Configuration) -> ssl.SSLContext:
+def _ssl_context(config: Config) -> ssl.SSLContext:
+    configuration = config.configuration
     try:
         context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
         if configuration.cert_file:
             context.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
     except (OSError, ssl.SSLError) as exc:
+        # The files may be temporary copies of inline data: name the kubeconfig they came from.
         raise ConfigError(
-            f"cannot set up TLS for {configuration.host}: {exc} "
+            f"{config.source}: cannot set up TLS for {configuration.host}: {exc} "
             f"(CA {configuration.ssl_ca_cert!r}, client certificate {configuration.cert_file!r})"
         ) from exc
     if not configuration.verify_ssl:
@@ -192,7 +194,7 @@ class RESTClient:
         self._proxy_headers: Mapping[str, str] | None = configuration.proxy_headers or None
         self._server_hostname: str | None = configuration.tls_server_name or None
         self._ssl: ssl.SSLContext | None = (
-            _ssl_context(configuration) if host.startswith("https://") else None
+            _ssl_context(config) if host.startswith("https://") else None
         )
 
     @property
