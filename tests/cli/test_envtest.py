@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.kubectl import kubectl_path
+
 from .conftest import subprocess_env
 
 if TYPE_CHECKING:
@@ -41,7 +43,7 @@ async def test_envtest_serves_kubectl_until_sigint(tmp_path: Path) -> None:
         assert proc.stdout is not None
         kubeconfig = await _kubeconfig_line(proc.stdout)
         kubectl = await asyncio.create_subprocess_exec(
-            "kubectl",
+            kubectl_path(),
             f"--kubeconfig={kubeconfig}",
             f"--cache-dir={tmp_path / 'kubectl-cache'}",
             "get",

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from pyctrl.crd import crd_for, crds_for, version_priority_key
-from pyctrl.envtest._schema import apply_defaults, structural_errors, validate, validate_crd
+from pyctrl.crd import crd_for, crds_for, structural_errors, version_priority_key
+from pyctrl.crd._schema import apply_defaults, validate, validate_crd
 from pyctrl.errors import SchemaError
 from pyctrl.meta import Condition, KubeModel
 from pyctrl.resource import CustomResource, PrinterColumn

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -12,6 +11,7 @@ import pytest
 from pyctrl.crd import crds_for, to_yaml
 from pyctrl.envtest import Environment
 from tests.crd.models import ClusterPool, MySrv, MySrvV1alpha1
+from tests.kubectl import kubectl_path
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.kubectl
 
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 MYSRV = """\
 apiVersion: myapp.example.com/v1
@@ -39,7 +38,7 @@ class Kubectl:
 
     async def __call__(self, *args: str, stdin: str = "") -> tuple[int, str, str]:
         process = await asyncio.create_subprocess_exec(
-            KUBECTL,
+            kubectl_path(),
             "--kubeconfig",
             self.kubeconfig,
             *args,

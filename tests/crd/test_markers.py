@@ -21,8 +21,9 @@ from pyctrl.crd import (
     Schemaless,
     XValidation,
     schema_for,
+    structural_errors,
 )
-from pyctrl.envtest._schema import structural_errors, validate
+from pyctrl.crd._schema import validate
 from pyctrl.meta import Condition, KubeModel
 from pyctrl.resource import CustomResource
 

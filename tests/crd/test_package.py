@@ -16,10 +16,11 @@ def test_all_is_sorted_and_resolves() -> None:
 
 
 async def test_importing_crd_does_not_import_envtest() -> None:
-    """pyctrl.crd stands below envtest: importing it loads no pyctrl.envtest module."""
+    """pyctrl.crd stands below envtest and loads its schema checker only when it is used."""
     code = (
         "import sys, pyctrl.crd; "
-        "print(sorted(m for m in sys.modules if m.startswith('pyctrl.envtest')))"
+        "print(sorted(m for m in sys.modules if m.startswith("
+        "('pyctrl.envtest', 'pyctrl.crd._schema', 'pyctrl.crd._cel'))))"
     )
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE
@@ -28,3 +29,17 @@ async def test_importing_crd_does_not_import_envtest() -> None:
         out, _ = await process.communicate()
     assert process.returncode == 0
     assert out.decode().strip() == "[]"
+
+
+def test_structural_errors_word_each_problem_like_kube_apiserver() -> None:
+    """structural_errors gives one ``<field>: <error>`` line per problem, under ``path``."""
+    untyped = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": {"x": {}}}},
+    }
+    path = "spec.versions[0].schema.openAPIV3Schema"
+    assert pyctrl.crd.structural_errors(untyped, path) == [
+        f"{path}.properties[spec].properties[x].type: "
+        "Required value: must not be empty for specified object fields"
+    ]
+    assert pyctrl.crd.structural_errors({"type": "object"}) == []

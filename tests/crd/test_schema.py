@@ -15,8 +15,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 from typing_extensions import TypedDict
 
-from pyctrl.crd import schema_for
-from pyctrl.envtest._schema import structural_errors
+from pyctrl.crd import schema_for, structural_errors
 from pyctrl.meta import KubeModel, MicroTime, ObjectMeta, Time
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -12,11 +11,10 @@ import yaml
 
 from pyctrl.crd import crd_for, crds_for, to_yaml
 from tests.crd.models import ClusterPool, MySrv, MySrvV1alpha1
+from tests.kubectl import kubectl_path
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 
 def test_document_layout_matches_controller_gen() -> None:
@@ -98,7 +96,7 @@ def test_non_mappings_are_refused() -> None:
 async def kubectl(*args: str) -> str:
     """Run kubectl without any cluster and return its output; fail on a non-zero exit."""
     process = await asyncio.create_subprocess_exec(
-        KUBECTL,
+        kubectl_path(),
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pyctrl.envtest import _cel
-from pyctrl.envtest._schema import structural_errors, validate
+from pyctrl.crd import _cel
+from pyctrl.crd._schema import structural_errors, validate
 
 SPEC_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -16,6 +16,7 @@ import yaml
 
 import pyctrl
 from pyctrl.envtest.__main__ import run, serve
+from tests.kubectl import kubectl_path
 
 CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1",
@@ -134,7 +135,7 @@ async def test_module_serves_kubectl_until_sigint(crd_file: Path, tmp_path: Path
                 if line.startswith("export KUBECONFIG="):
                     kubeconfig = Path(line.strip().split("=", 1)[1])
         kubectl = await asyncio.create_subprocess_exec(
-            "kubectl",
+            kubectl_path(),
             f"--kubeconfig={kubeconfig}",
             f"--cache-dir={tmp_path / 'cache'}",
             "get",

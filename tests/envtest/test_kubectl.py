@@ -511,7 +511,11 @@ async def test_delete(kubectl: Kubectl) -> None:
     """`kubectl delete` removes the object; a later get is NotFound."""
     await kubectl("apply", "-f", "-", stdin=widget("del"))
     result = await kubectl("delete", "widget", "del")
-    assert result.out.strip() == f'widget.{GROUP} "del" deleted'
+    # Newer kubectl releases (1.37 does, 1.32 does not) also name the namespace.
+    assert result.out.strip() in (
+        f'widget.{GROUP} "del" deleted',
+        f'widget.{GROUP} "del" deleted from {kubectl.namespace} namespace',
+    )
     missing = await kubectl("get", "widget", "del", check=False)
     assert missing.code != 0
     assert f'widgets.{GROUP} "del" not found' in missing.err

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyctrl.envtest._schema import FieldCause, apply_defaults, prune, structural_errors, validate
+from pyctrl.crd._schema import FieldCause, apply_defaults, prune, structural_errors, validate
 
 
 def mysrv_schema() -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pyctrl.envtest._schema import (
+from pyctrl.crd._schema import (
     FieldCause,
     apply_crd_defaults,
     crd_stored_versions,

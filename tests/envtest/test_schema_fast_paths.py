@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyctrl.envtest import _schema
+from pyctrl.crd import _schema
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

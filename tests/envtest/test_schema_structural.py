@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl.envtest._schema import structural_errors
+from pyctrl.crd._schema import structural_errors
 
 P = "spec.validation.openAPIV3Schema"
 

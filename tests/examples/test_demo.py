@@ -17,20 +17,34 @@ import struct
 import sys
 import termios
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from examples.demo.scenario import load_samples, unmet
-from examples.demo.view import Snapshot
+from examples.demo.view import Snapshot, Step, render
 from examples.mysrv.api import MySrv
 from kubernetes_asyncio.client import (
+    V1Container,
+    V1ContainerPort,
+    V1Deployment,
+    V1DeploymentSpec,
+    V1DeploymentStatus,
+    V1LabelSelector,
     V1ObjectMeta,
+    V1OwnerReference,
+    V1PodSpec,
+    V1PodTemplateSpec,
     V1Service,
     V1ServicePort,
     V1ServiceSpec,
 )
+from rich.console import Console
 
 from .conftest import REPO, Kubectl
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 
 @dataclass
@@ -95,12 +109,14 @@ async def test_check_mode_fails_with_what_is_missing_when_time_runs_out() -> Non
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-async def test_on_a_terminal_it_stays_up_for_kubectl_until_ctrl_c(tmp_path: Path) -> None:
-    """On a terminal: the live view, then a kubeconfig kubectl can use; Ctrl-C ends it with 0."""
+@contextlib.asynccontextmanager
+async def on_a_terminal(
+    environ: dict[str, str],
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, asyncio.StreamReader]]:
+    """``python -m examples.demo`` writing to a pseudo-terminal; yields it and the screen."""
     primary, secondary = pty.openpty()
     # A wide terminal, so that the footer's lines are not folded.
     fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 60, 200, 0, 0))
-    environ = {k: v for k, v in os.environ.items() if k != "CI"}
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -117,8 +133,29 @@ async def test_on_a_terminal_it_stays_up_for_kubectl_until_ctrl_c(tmp_path: Path
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(screen), os.fdopen(primary, "rb", buffering=0)
     )
-    seen = ""
     try:
+        yield process, screen
+    finally:
+        transport.close()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def read_to_the_end(screen: asyncio.StreamReader) -> str:
+    """Everything written to the terminal until its last writer is gone, without ANSI codes."""
+    seen = b""
+    with contextlib.suppress(OSError):  # EIO once the terminal's last writer is gone
+        while chunk := await screen.read(65536):
+            seen += chunk
+    return ANSI.sub("", seen.decode(errors="replace"))
+
+
+async def test_on_a_terminal_it_stays_up_for_kubectl_until_ctrl_c(tmp_path: Path) -> None:
+    """On a terminal: the live view, then a kubeconfig kubectl can use; Ctrl-C ends it with 0."""
+    environ = {k: v for k, v in os.environ.items() if k != "CI"}
+    seen = ""
+    async with on_a_terminal(environ) as (process, screen):
         async with asyncio.timeout(40):
             while (found := re.search(r"export KUBECONFIG=(\S+)", seen)) is None:
                 chunk = await screen.read(65536)
@@ -133,17 +170,22 @@ async def test_on_a_terminal_it_stays_up_for_kubectl_until_ctrl_c(tmp_path: Path
             ]
             process.send_signal(signal.SIGINT)
             # Keep reading: a demo blocked on a full terminal could not stop.
-            with contextlib.suppress(OSError):  # EIO once the terminal's last writer is gone
-                while await screen.read(65536):
-                    pass
+            await read_to_the_end(screen)
             code = await process.wait()
-    finally:
-        transport.close()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
     assert code == 0, seen[-2000:]
     assert not await asyncio.to_thread(Path(kubeconfig).exists)
+
+
+async def test_ci_set_runs_the_check_even_on_a_terminal() -> None:
+    """With CI=true the demo runs non-interactively on a terminal too: it checks and exits 0."""
+    async with on_a_terminal({**os.environ, "CI": "true"}) as (process, screen):
+        async with asyncio.timeout(50):
+            seen = await read_to_the_end(screen)
+            code = await process.wait()
+    assert code == 0, seen[-2000:]
+    assert "demo: expected state reached" in seen
+    assert "Ctrl-C" not in seen
+    assert "export KUBECONFIG" not in seen
 
 
 async def test_bad_flags_are_refused() -> None:
@@ -216,3 +258,121 @@ def test_a_portless_sample_must_be_served_on_port_80() -> None:
     assert unmet(snapshot_of(parts), samples) == [
         f"Service {name} exposes ports [8080], expected [80]"
     ]
+
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def owned_by(name: str) -> V1ObjectMeta:
+    """Metadata of an object MySrv ``name`` controls, created 30 s before NOW."""
+    owner = V1OwnerReference(
+        api_version="myapp.example.com/v1alpha1", kind="MySrv", name=name, uid="u", controller=True
+    )
+    return V1ObjectMeta(
+        name=name, owner_references=[owner], creation_timestamp=NOW - timedelta(seconds=30)
+    )
+
+
+def condition(type_: str, status: str, reason: str) -> dict[str, str]:
+    return {"type": type_, "status": status, "reason": reason, "message": "",
+            "lastTransitionTime": "2026-01-01T11:59:00Z"}  # fmt: skip
+
+
+def screen_of(snapshot: Snapshot, steps: list[Step], footer: list[str]) -> str:
+    """The view as a 160-column terminal shows it, without colours."""
+    console = Console(width=160, color_system=None)
+    with console.capture() as screen:
+        console.print(render(snapshot, steps, footer))
+    return screen.get()
+
+
+def rows(screen: str, title: str) -> list[list[str]]:
+    """The cells (separated by two spaces or more) of the table titled ``title``."""
+    lines = screen.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == title)
+    found = []
+    # After the title: the header and its rule; the rows end at the next title.
+    for line in lines[start + 3 :]:
+        if not line.startswith(" "):
+            break
+        found.append(re.split(r"\s{2,}", line.strip()))
+    return found
+
+
+def test_the_view_shows_objects_conditions_events_and_steps() -> None:
+    """render puts the steps, MySrvs with conditions, owned objects, DNS and events on screen."""
+    sample = MySrv.model_validate({
+        "metadata": {"name": "mysrv-sample", "namespace": "default"},
+        "spec": {"name": "web", "port": 8080},
+        "status": {
+            "availableReplicas": 1,
+            "url": "http://mysrv-sample.default.svc.cluster.local:8080",
+            "conditions": [
+                condition("Available", "True", "DeploymentAvailable"),
+                condition("DNSRegistered", "False", "ZoneUnavailable"),
+            ],
+        },
+    })  # fmt: skip
+    leaving = MySrv.model_validate({
+        "metadata": {"name": "mysrv-hello", "namespace": "default", "finalizers": ["dns/x"],
+                     "deletionTimestamp": "2026-01-01T11:59:50Z"},
+        "spec": {"name": "hello"},
+    })  # fmt: skip
+    container = V1Container(name="server", ports=[V1ContainerPort(container_port=8080)])
+    deployment = V1Deployment(
+        metadata=owned_by("mysrv-sample"),
+        spec=V1DeploymentSpec(
+            replicas=2,
+            selector=V1LabelSelector(),
+            template=V1PodTemplateSpec(spec=V1PodSpec(containers=[container])),
+        ),
+        status=V1DeploymentStatus(available_replicas=1),
+    )
+    service = V1Service(
+        metadata=owned_by("mysrv-sample"),
+        spec=V1ServiceSpec(cluster_ip="10.0.0.7", ports=[V1ServicePort(port=8080)]),
+    )
+    regarding = {"kind": "MySrv", "name": "mysrv-sample"}
+    events = [
+        {"type": "Normal", "reason": "DeploymentCreated", "regarding": regarding,
+         "note": "created Deployment mysrv-sample", "eventTime": "2026-01-01T11:59:55Z"},
+        {"type": "Warning", "reason": "DNSFailed", "regarding": regarding,
+         "note": "zone unavailable", "metadata": {"creationTimestamp": "2026-01-01T11:59:58Z"}},
+    ]  # fmt: skip
+    snapshot = Snapshot(
+        mysrvs=[sample, leaving],
+        deployments=[deployment],
+        services=[service],
+        events=events,
+        dns={"mysrv-sample.default.apps.example.com": "mysrv-sample.default.svc.cluster.local"},
+        taken_at=NOW,
+    )
+    steps = [
+        Step("apply the samples", "done"),
+        Step("wait until Available", "running", "1/2"),
+        Step("delete a Service"),
+    ]
+    screen = screen_of(snapshot, steps, ["Everything keeps running until Ctrl-C."])
+
+    assert "✓ apply the samples" in screen
+    assert "… wait until Available  1/2" in screen
+    assert "Everything keeps running until Ctrl-C." in screen
+    assert rows(screen, "MySrv (myapp.example.com/v1alpha1)") == [
+        ["mysrv-sample", "web", "8080", "True", "False: ZoneUnavailable", "1",
+         "http://mysrv-sample.default.svc.cluster.local:8080"],
+        ["mysrv-hello", "hello", "(80)", "-", "-", "0"],
+        ["deleting: waiting for finalizers"],
+    ]  # fmt: skip
+    owned = ["mysrv-sample", "MySrv/mysrv-sample", "30s"]
+    [deployment_row] = rows(screen, "Deployments (apps/v1)")
+    assert deployment_row == [owned[0], "1/2", "8080", *owned[1:]]
+    [service_row] = rows(screen, "Services (v1)")
+    assert service_row == [owned[0], "10.0.0.7", "8080/TCP", *owned[1:]]
+    assert rows(screen, "DNS records (outside the cluster, simulated)") == [
+        ["mysrv-sample.default.apps.example.com", "mysrv-sample.default.svc.cluster.local"]
+    ]
+    assert rows(screen, "Recent events (events.k8s.io/v1)") == [
+        ["5s", "Normal", "DeploymentCreated", "mysrv/mysrv-sample",
+         "created Deployment mysrv-sample"],
+        ["2s", "Warning", "DNSFailed", "mysrv/mysrv-sample", "zone unavailable"],
+    ]  # fmt: skip

@@ -500,20 +500,3 @@ def test_sample_record_is_valid() -> None:
     assert spec.covers(CONFIGMAP, "default")
     assert spec.covers(DEPLOYMENT, "default")
     assert not spec.covers(CONFIGMAP, "kube-system")
-
-
-def test_dockerfile_builds_a_non_root_image_running_the_operator() -> None:
-    """The Dockerfile installs the project on python:3.11-slim and runs the example as non-root."""
-    lines = [
-        line.strip()
-        for line in (OPTIONSRECORD / "Dockerfile").read_text().splitlines()
-        if line.strip() and not line.lstrip().startswith("#")
-    ]
-    assert lines[0].startswith("FROM python:3.11-slim")
-    assert any(line.startswith("RUN") and "pip install" in line for line in lines)
-    assert any(line.startswith("COPY") and "examples/optionsrecord" in line for line in lines)
-    users = [line.split()[1].split(":")[0] for line in lines if line.startswith("USER ")]
-    assert users
-    assert users[-1].isdigit()
-    assert users[-1] != "0"
-    assert lines[-1] == 'ENTRYPOINT ["python", "-m", "examples.optionsrecord"]'

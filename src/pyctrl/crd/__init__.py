@@ -18,7 +18,8 @@ wire names, and descriptions come from ``Field(description=...)`` and docstrings
 class's ``Attributes:`` section describes its fields) the way controller-gen reads Go
 comments. Types with no structural form (recursive models, unions other than
 ``Optional`` and `IntOrString`) raise `pyctrl.errors.SchemaError` naming the class and
-field.
+field. `structural_errors` checks a schema, generated or hand-written, the way the API
+server checks it on CRD create.
 
 What controller-gen's ``+kubebuilder`` comment markers do, markers do here, as
 ``typing.Annotated`` metadata: `ListType`, `MapType`, `PreserveUnknownFields`,
@@ -29,6 +30,7 @@ relate fields), `Format`, `Description`, `Schemaless`; and the types `IntOrStrin
 
 from __future__ import annotations
 
+from pyctrl.crd._check import structural_errors
 from pyctrl.crd._crd import crd_for, crds_for, version_priority_key
 from pyctrl.crd._generate import schema_for
 from pyctrl.crd._markers import (
@@ -67,6 +69,7 @@ __all__ = [
     "crd_for",
     "crds_for",
     "schema_for",
+    "structural_errors",
     "to_yaml",
     "version_priority_key",
 ]

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import orjson
 
-from pyctrl.envtest import _defaults, _managedfields, _patch, _schema, _validation
+from pyctrl.crd import _schema
+from pyctrl.envtest import _defaults, _managedfields, _patch, _validation
 from pyctrl.envtest._admission import AdmissionHook, AdmissionRequest, ConversionHook
 from pyctrl.envtest._errors import (
     Cause,

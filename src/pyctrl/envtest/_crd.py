@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest import _schema
+from pyctrl.crd import _schema
 from pyctrl.envtest._api import CRDS, deep_copy, meta_of, set_condition
 from pyctrl.envtest._resources import (
     AGE_COLUMN,

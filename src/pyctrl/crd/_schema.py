@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
-from pyctrl.envtest import _cel
+from pyctrl.crd import _cel
 
 __all__ = [
     "FieldCause",

@@ -698,7 +698,7 @@ def _ends_with(s: Any, suffix: Any) -> bool:
 
 def _regex(pattern: str) -> re.Pattern[str]:
     # Imported lazily: _schema imports this module.
-    from pyctrl.envtest._schema import compile_go_regex
+    from pyctrl.crd._schema import compile_go_regex
 
     try:
         return compile_go_regex(pattern)
