@@ -23,6 +23,7 @@ can use them too.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import ipaddress
 import os
@@ -311,6 +312,21 @@ def _write_private(path: Path, data: bytes) -> None:
         f.write(data)
 
 
+def _write_atomic(path: Path, data: bytes, mode: int) -> None:
+    # A reader (a webhook server's certificate watcher) sees the old file or the new one,
+    # never a half-written one: write beside it, then rename over it.
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write_cert_dir(
     directory: str | os.PathLike[str],
     cert: IssuedCertificate,
@@ -323,7 +339,10 @@ def write_cert_dir(
 
     The default file names are the ones controller-runtime's webhook server and
     Kubernetes TLS secrets use. The directory is created if missing; the key file is
-    readable by the owner only.
+    readable by the owner only. Each file is replaced atomically (written beside it,
+    then renamed), so a process watching the directory never reads a partial file; the
+    certificate and the key are still two files, and a watcher has to cope with seeing
+    one replaced before the other (`pyctrl.webhook.CertWatcher` does).
 
     Args:
         directory: Where to write.
@@ -343,9 +362,9 @@ def write_cert_dir(
         key_file=path / key_name,
         ca_file=path / ca_name,
     )
-    result.cert_file.write_bytes(cert.cert_pem)
-    _write_private(result.key_file, cert.key_pem)
-    result.ca_file.write_bytes(cert.ca.cert_pem)
+    _write_atomic(result.cert_file, cert.cert_pem, 0o644)
+    _write_atomic(result.key_file, cert.key_pem, 0o600)
+    _write_atomic(result.ca_file, cert.ca.cert_pem, 0o644)
     return result
 
 

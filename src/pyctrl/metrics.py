@@ -34,6 +34,8 @@ controller-runtime already use:
 | ``controller_runtime_webhook_requests_total`` | webhook, code |
 | ``controller_runtime_webhook_latency_seconds`` | webhook |
 | ``controller_runtime_webhook_requests_in_flight`` | webhook |
+| ``controller_runtime_webhook_panics_total`` | (none) |
+| ``controller_runtime_conversion_webhook_panics_total`` | (none) |
 | ``pyctrl_informer_synced``, ``pyctrl_informer_healthy`` | gvk |
 | ``pyctrl_informer_reconnects_total`` | gvk |
 
@@ -51,6 +53,7 @@ __all__ = [
     "ReconcileMetrics",
     "WorkqueueMetrics",
     "active_workers",
+    "conversion_webhook_panics_total",
     "exposition",
     "informer_healthy",
     "informer_reconnects_total",
@@ -65,6 +68,7 @@ __all__ = [
     "rest_client_requests_total",
     "terminal_reconcile_errors_total",
     "webhook_latency_seconds",
+    "webhook_panics_total",
     "webhook_requests_in_flight",
     "webhook_requests_total",
     "workqueue_adds_total",
@@ -203,6 +207,16 @@ webhook_requests_in_flight = Gauge(
     "controller_runtime_webhook_requests_in_flight",
     "Current number of admission requests being served.",
     ["webhook"],
+    registry=registry,
+)
+webhook_panics_total = Counter(
+    "controller_runtime_webhook_panics_total",
+    "Total number of webhook panics",
+    registry=registry,
+)
+conversion_webhook_panics_total = Counter(
+    "controller_runtime_conversion_webhook_panics_total",
+    "Total number of conversion webhook panics",
     registry=registry,
 )
 informer_synced = Gauge(

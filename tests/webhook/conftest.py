@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Self
 
 import aiohttp
+import orjson
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from pydantic import Field
 
 from pyctrl.certs import (
@@ -20,7 +22,15 @@ from pyctrl.certs import (
 )
 from pyctrl.meta import KubeModel
 from pyctrl.resource import CustomResource
-from pyctrl.webhook import FieldError, InvalidObjectError, Server, current_request
+from pyctrl.webhook import (
+    AdmissionResponse,
+    AdmissionReview,
+    FieldError,
+    InvalidObjectError,
+    Server,
+    UserInfo,
+    current_request,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -50,13 +60,16 @@ class Defaults:
 class Checks:
     """Port in 1..65535, name required and immutable; deletes of 'keep' refused."""
 
-    seen_dry_run: list[bool]
+    seen: list[tuple[bool, UserInfo]]
+    """dryRun and userInfo of each create, as current_request() showed them."""
 
     def __init__(self) -> None:
-        self.seen_dry_run = []
+        self.seen = []
 
     async def validate_create(self, obj: MySrv) -> list[str] | None:
-        self.seen_dry_run.append(current_request().dry_run)
+        request = current_request()
+        # Not the whole request: the fuzz tests count every byte the server keeps.
+        self.seen.append((request.dry_run, request.user_info))
         return self._check(obj)
 
     async def validate_update(self, old: MySrv, new: MySrv) -> list[str] | None:
@@ -127,6 +140,29 @@ class ThermostatV1alpha1(
         )
 
 
+class GadgetSpec(KubeModel):
+    size: int = 0
+
+
+class GadgetV1(CustomResource, group="tools.example.com", version="v1", kind="Gadget"):
+    spec: GadgetSpec = Field(default_factory=GadgetSpec)
+
+
+class GadgetV1alpha1(
+    CustomResource, group="tools.example.com", version="v1alpha1", kind="Gadget", storage=False
+):
+    """A spoke whose conversion code is broken."""
+
+    spec: GadgetSpec = Field(default_factory=GadgetSpec)
+
+    def to_hub(self) -> GadgetV1:
+        raise RuntimeError("converter bug")
+
+    @classmethod
+    def from_hub(cls, hub: GadgetV1) -> Self:
+        raise RuntimeError("converter bug")
+
+
 def review(
     operation: str, obj: dict[str, Any] | None, old: dict[str, Any] | None = None, **extra: Any
 ) -> dict[str, Any]:
@@ -169,6 +205,7 @@ class Served:
     ca: CertificateAuthority
     cert_dir: Path
     ssl: ssl.SSLContext
+    checks: Checks
 
     async def post(
         self, path: str, body: bytes, content_type: str = "application/json"
@@ -183,6 +220,23 @@ class Served:
             ) as resp,
         ):
             return resp.status, await resp.read()
+
+    async def admit(self, path: str, body: dict[str, Any]) -> AdmissionResponse:
+        """POST an AdmissionReview; the 200 answer's response, checked against the model."""
+        status, answer = await self.post(path, orjson.dumps(body))
+        assert status == 200, answer
+        response = AdmissionReview.model_validate_json(answer).response
+        assert response is not None
+        return response
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    """The value of sample ``name`` with ``labels`` in Prometheus text ``text`` (0 if absent)."""
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return float(sample.value)
+    return 0.0
 
 
 @pytest.fixture
@@ -199,12 +253,14 @@ async def served(cert_dir: tuple[Path, CertificateAuthority]) -> AsyncIterator[S
     directory, ca = cert_dir
     server = Server(host="127.0.0.1", port=0, cert_dir=directory, reload_interval=0.05)
     register_defaulter(server, MySrv, Defaults())
-    register_validator(server, MySrv, Checks())
+    checks = Checks()
+    register_validator(server, MySrv, checks)
     register_conversion(server, ThermostatV1, [ThermostatV1alpha1])
+    register_conversion(server, GadgetV1, [GadgetV1alpha1])
     client_ssl = ssl.create_default_context(cadata=ca.cert_pem.decode())
     async with asyncio.TaskGroup() as tg:
         task = tg.create_task(server.start())
         async with asyncio.timeout(10):
             await server.wait_started()
-        yield Served(server, f"https://127.0.0.1:{server.port}", ca, directory, client_ssl)
+        yield Served(server, f"https://127.0.0.1:{server.port}", ca, directory, client_ssl, checks)
         task.cancel()

@@ -1,53 +1,98 @@
-"""Admission handlers: defaulting patches and validation verdicts."""
+"""Admission over HTTPS: defaulting patches and validation verdicts."""
 
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonpatch
 import orjson
 import pytest
 
-from pyctrl.webhook import AdmissionReview, current_request
-from pyctrl.webhook._admission import DefaultingHandler, UserCodeError, ValidatingHandler
+from pyctrl.webhook import (
+    AdmissionResponse,
+    Server,
+    current_request,
+    mutate_path,
+    register_defaulter,
+    validate_path,
+)
 
-from .conftest import Checks, Defaults, MySrv, mysrv, review
+from .conftest import MySrv, mysrv, review
+
+if TYPE_CHECKING:
+    from .conftest import Served
+
+MUTATE = mutate_path(MySrv)
+VALIDATE = validate_path(MySrv)
 
 
-def _request(body: dict[str, Any]) -> Any:
-    parsed = AdmissionReview.model_validate(body).request
-    assert parsed is not None
-    return parsed
-
-
-async def test_defaulting_answers_with_a_json_patch() -> None:
-    """The response patch turns the object as sent into the defaulted object."""
-    handler = DefaultingHandler(MySrv, Defaults(), "/mutate")
-    original = mysrv(name="web")
-    response = await handler.handle(_request(review("CREATE", original)))
+def _patch(response: AdmissionResponse) -> list[dict[str, Any]]:
     assert response.allowed
     assert response.patch_type == "JSONPatch"
     assert response.patch is not None
-    ops = orjson.loads(base64.b64decode(response.patch))
+    ops: list[dict[str, Any]] = orjson.loads(base64.b64decode(response.patch))
+    return ops
+
+
+async def test_defaulting_answers_with_a_json_patch(served: Served) -> None:
+    """The response patch turns the object as sent into the defaulted object."""
+    original = mysrv(name="web")
+    ops = _patch(await served.admit(MUTATE, review("CREATE", original)))
     patched = jsonpatch.apply_patch(original, ops)
     assert patched["spec"] == {"name": "web", "port": 80, "image": "nginx"}
 
 
-async def test_defaulting_with_nothing_to_do_sends_no_patch() -> None:
+async def test_defaulting_with_nothing_to_do_sends_no_patch(served: Served) -> None:
     """An object that is already defaulted is allowed without a patch."""
-    handler = DefaultingHandler(MySrv, Defaults(), "/mutate")
-    response = await handler.handle(
-        _request(review("CREATE", mysrv(name="web", port=81, image="x")))
-    )
+    response = await served.admit(MUTATE, review("CREATE", mysrv(name="web", port=81, image="x")))
     assert response.allowed
     assert response.patch is None
 
 
-async def test_validation_denies_with_field_causes() -> None:
+async def test_defaulting_patch_carries_only_what_default_changed(served: Served) -> None:
+    """Round-trip artifacts (a null creationTimestamp, model defaults) stay out of the patch."""
+    original = mysrv(name="web")
+    original["metadata"]["creationTimestamp"] = None
+    original["metadata"]["labels"] = {}
+    ops = _patch(await served.admit(MUTATE, review("CREATE", original)))
+    assert sorted(ops, key=lambda op: op["path"]) == [
+        {"op": "add", "path": "/spec/image", "value": "nginx"},
+        {"op": "add", "path": "/spec/port", "value": 80},
+    ]
+    assert jsonpatch.apply_patch(original, ops)["metadata"]["creationTimestamp"] is None
+
+
+async def test_defaulting_patch_applies_when_the_model_adds_containers(served: Served) -> None:
+    """Without a spec the patch adds one holding only the defaulted fields, not model defaults."""
+    original = mysrv()
+    del original["spec"]
+    ops = _patch(await served.admit(MUTATE, review("CREATE", original)))
+    assert ops == [{"op": "add", "path": "/spec", "value": {"port": 80, "image": "nginx"}}]
+    assert jsonpatch.apply_patch(original, ops)["spec"] == {"port": 80, "image": "nginx"}
+
+
+async def test_defaulter_removals_are_patched(cert_dir: Any) -> None:
+    """A field the defaulter deletes becomes a remove operation."""
+
+    class DropImage:
+        async def default(self, obj: MySrv) -> None:
+            obj.spec.image = None
+
+    directory, _ = cert_dir
+    server = Server(port=0, cert_dir=directory)
+    path = register_defaulter(server, MySrv, DropImage())
+    endpoint = server.handler_at(path)
+    assert endpoint is not None
+    answer = await endpoint.review(review("CREATE", mysrv(name="web", image="x")))
+    response = orjson.loads(answer.body)["response"]  # type: ignore[arg-type]
+    ops = orjson.loads(base64.b64decode(response["patch"]))
+    assert ops == [{"op": "remove", "path": "/spec/image"}]
+
+
+async def test_validation_denies_with_field_causes(served: Served) -> None:
     """InvalidObjectError becomes a 422 Invalid status listing each field."""
-    handler = ValidatingHandler(MySrv, Checks(), "/validate")
-    response = await handler.handle(_request(review("CREATE", mysrv(port=70000))))
+    response = await served.admit(VALIDATE, review("CREATE", mysrv(port=70000)))
     assert not response.allowed
     assert response.status is not None
     assert response.status["code"] == 422
@@ -57,53 +102,54 @@ async def test_validation_denies_with_field_causes() -> None:
     assert causes[0]["reason"] == "FieldValueRequired"
 
 
-async def test_validation_returns_warnings() -> None:
+async def test_validation_returns_warnings(served: Served) -> None:
     """Warnings a validator returns are carried in an allowed response."""
-    handler = ValidatingHandler(MySrv, Checks(), "/validate")
-    response = await handler.handle(_request(review("CREATE", mysrv(name="a", port=8080))))
+    response = await served.admit(VALIDATE, review("CREATE", mysrv(name="a", port=8080)))
     assert response.allowed
     assert response.warnings == ["port 8080 is often taken"]
 
 
-async def test_update_sees_old_and_new_and_delete_sees_old_object() -> None:
+async def test_update_sees_old_and_new_and_delete_sees_old_object(served: Served) -> None:
     """Updates get both objects (immutability checks); deletes get oldObject."""
-    handler = ValidatingHandler(MySrv, Checks(), "/validate")
-    update = _request(review("UPDATE", mysrv(name="b", port=80), old=mysrv(name="a", port=80)))
-    denied = await handler.handle(update)
+    update = review("UPDATE", mysrv(name="b", port=80), old=mysrv(name="a", port=80))
+    denied = await served.admit(VALIDATE, update)
     assert not denied.allowed
     assert denied.status is not None
     assert "immutable" in denied.status["message"]
-    delete = _request(review("DELETE", None, old=mysrv("keep", name="a")))
-    assert not (await handler.handle(delete)).allowed
-    ok = _request(review("DELETE", None, old=mysrv("other", name="a")))
-    assert (await handler.handle(ok)).allowed
+    delete = review("DELETE", None, old=mysrv("keep", name="a"))
+    assert not (await served.admit(VALIDATE, delete)).allowed
+    ok = review("DELETE", None, old=mysrv("other", name="a"))
+    assert (await served.admit(VALIDATE, ok)).allowed
 
 
-async def test_user_code_sees_the_request() -> None:
+async def test_user_code_sees_the_request(served: Served) -> None:
     """current_request() exposes dryRun and userInfo inside user code only."""
-    checks = Checks()
-    handler = ValidatingHandler(MySrv, checks, "/validate")
-    await handler.handle(_request(review("CREATE", mysrv(name="a"), dryRun=True)))
-    assert checks.seen_dry_run == [True]
+    await served.admit(VALIDATE, review("CREATE", mysrv(name="a"), dryRun=True))
+    [(dry_run, user_info)] = served.checks.seen
+    assert dry_run is True
+    assert user_info.username == "alice"
+    assert user_info.groups == ["system:authenticated"]
     with pytest.raises(LookupError):
         current_request()
 
 
-async def test_malformed_object_is_a_bad_request() -> None:
+async def test_malformed_object_is_a_bad_request(served: Served) -> None:
     """An object that does not fit the type is denied with 400 naming the type."""
-    handler = ValidatingHandler(MySrv, Checks(), "/validate")
-    response = await handler.handle(_request(review("CREATE", mysrv(port="eighty"))))
+    response = await served.admit(VALIDATE, review("CREATE", mysrv(port="eighty")))
     assert not response.allowed
     assert response.status is not None
     assert response.status["code"] == 400
     assert "not a valid MySrv" in response.status["message"]
-    missing = await handler.handle(_request(review("CREATE", None)))
+    missing = await served.admit(VALIDATE, review("CREATE", None))
     assert missing.status is not None
     assert "has no object" in missing.status["message"]
 
 
-async def test_unexpected_exception_is_reported_not_swallowed() -> None:
-    """A bug in user code surfaces as UserCodeError with the original message."""
-    handler = ValidatingHandler(MySrv, Checks(), "/validate")
-    with pytest.raises(UserCodeError, match="RuntimeError: validator bug"):
-        await handler.handle(_request(review("DELETE", None, old=mysrv("crash", name="a"))))
+async def test_unexpected_exception_is_reported_not_swallowed(served: Served) -> None:
+    """A bug in user code denies with code 500 and the exception's type and message."""
+    response = await served.admit(VALIDATE, review("DELETE", None, old=mysrv("crash", name="a")))
+    assert not response.allowed
+    assert response.status is not None
+    assert response.status["code"] == 500
+    assert response.status["reason"] == "InternalError"
+    assert response.status["message"] == "RuntimeError: validator bug"

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
+from typing import TYPE_CHECKING
 
+from pyctrl.app import Operator
+from pyctrl.builder import webhook_managed_by
 from pyctrl.webhook import (
     ClientConfig,
     Server,
@@ -13,7 +16,10 @@ from pyctrl.webhook import (
     webhook_configurations,
 )
 
-from .conftest import Checks, Defaults, MySrv
+from .conftest import Checks, Defaults, MySrv, ThermostatV1, ThermostatV1alpha1
+
+if TYPE_CHECKING:
+    from pyctrl.manager import Manager
 
 
 def _server() -> Server:
@@ -84,3 +90,42 @@ def test_conversion_stanza() -> None:
 def test_nothing_registered_means_no_manifests() -> None:
     """An empty server yields no configuration objects."""
     assert webhook_configurations(Server(), ClientConfig()) == []
+
+
+async def test_operator_manifests_wire_conversion_through_cert_manager() -> None:
+    """A converted kind's CRD gets the /convert stanza and the inject-ca-from annotation."""
+
+    def setup(manager: Manager) -> None:
+        webhook_managed_by(manager).for_(ThermostatV1).with_conversion(
+            ThermostatV1alpha1
+        ).complete()
+        webhook_managed_by(manager).for_(MySrv).with_validator(Checks()).complete()
+
+    operator = Operator(
+        name="climate", types=[ThermostatV1, ThermostatV1alpha1, MySrv], setup=setup
+    )
+    files = await operator.manifests()
+    service = ClientConfig(
+        service_name="climate-webhook-service",
+        service_namespace="climate-system",
+        cert_manager_certificate="climate-system/climate-serving-cert",
+    )
+    [thermostats] = files["crd/thermostats.climate.example.com.yaml"]
+    assert thermostats["spec"]["conversion"] == conversion_stanza(service)
+    assert thermostats["spec"]["conversion"]["webhook"]["clientConfig"]["service"] == {
+        "name": "climate-webhook-service",
+        "namespace": "climate-system",
+        "path": "/convert",
+        "port": 443,
+    }
+    assert thermostats["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "climate-system/climate-serving-cert"
+    }
+    assert [v["name"] for v in thermostats["spec"]["versions"]] == ["v1", "v1alpha1"]
+    # A kind without conversion keeps the default strategy and no annotation.
+    [mysrvs] = files["crd/mysrvs.myapp.example.com.yaml"]
+    assert "conversion" not in mysrvs["spec"]
+    assert "annotations" not in mysrvs["metadata"]
+    kinds = [o["kind"] for o in files["webhook/manifests.yaml"]]
+    assert "ValidatingWebhookConfiguration" in kinds
+    assert "MutatingWebhookConfiguration" not in kinds

@@ -10,12 +10,15 @@ and deletes), both typed on your pydantic class, and register them; the webhook
 - validation raises `InvalidObjectError` (with `FieldError` causes) to deny, and may
   return warnings that reach the client (kubectl prints them);
 - `current_request()` gives the AdmissionRequest (user info, dry run) to user code;
-- an exception from user code denies the request with its message and is counted in
-  ``controller_runtime_webhook_requests_total``.
+- an exception from user code denies the request with its message (code 500) and is
+  counted in ``controller_runtime_webhook_panics_total``.
 
 Conversion between versions is hub and spoke: one version (the hub) is what every
 other converts through; each other version implements `Spoke` (``to_hub`` and
-``from_hub``). `ConversionHandler` serves ``/convert``.
+``from_hub``). `ConversionHandler` serves ``/convert`` (`ConversionReview` is the wire
+format); a conversion that raises answers a ``Failure`` result with the message, and an
+exception other than ``ValueError``, ``TypeError``, ``RecursionError`` or a pydantic
+``ValidationError`` is counted in ``controller_runtime_conversion_webhook_panics_total``.
 
 Paths follow controller-runtime's convention (`mutate_path`, `validate_path`):
 ``/mutate-<group with dots as dashes>-<version>-<lowercase kind>``.
@@ -46,7 +49,14 @@ from pyctrl.webhook._admission import (
     Warnings,
     current_request,
 )
-from pyctrl.webhook._conversion import CONVERSION_DATA_ANNOTATION, ConversionHandler, Spoke
+from pyctrl.webhook._conversion import (
+    CONVERSION_DATA_ANNOTATION,
+    ConversionHandler,
+    ConversionRequest,
+    ConversionResponse,
+    ConversionReview,
+    Spoke,
+)
 from pyctrl.webhook._server import AdmissionEndpoint, CertWatcher, Server, default_cert_dir
 
 if TYPE_CHECKING:
@@ -60,6 +70,9 @@ __all__ = [
     "CertWatcher",
     "ClientConfig",
     "ConversionHandler",
+    "ConversionRequest",
+    "ConversionResponse",
+    "ConversionReview",
     "Defaulter",
     "FieldError",
     "InvalidObjectError",

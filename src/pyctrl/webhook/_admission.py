@@ -259,7 +259,13 @@ class _Handler(Generic[T]):
 
 
 class DefaultingHandler(_Handler[T]):
-    """Runs a Defaulter and answers with a JSON patch from the original to the defaulted object."""
+    """Runs a Defaulter and answers with a JSON patch of what it changed.
+
+    The patch applies to the object as the API server sent it and carries only the
+    Defaulter's changes: what decoding into the type alone changes (a
+    ``creationTimestamp: null`` dropped, a default filled in by the model) is left out,
+    as controller-runtime leaves out the removals its scheme makes.
+    """
 
     def __init__(self, type_: type[T], defaulter: Defaulter[T], name: str) -> None:
         super().__init__(type_, name)
@@ -270,16 +276,49 @@ class DefaultingHandler(_Handler[T]):
             return _allowed(request.uid)
         original = request.object
         obj = _decode(self.type, original, "object")
-        await _call(self.defaulter.default, obj)
-        defaulted = obj.to_dict()
         assert original is not None  # _decode refused None
-        ops = jsonpatch.make_patch(original, defaulted).patch
+        try:
+            decoded = obj.to_dict()
+        except ValueError as exc:  # pydantic serializes a limited depth
+            raise _BadRequestError(f"object cannot be processed: {exc}") from None
+        await _call(self.defaulter.default, obj)
+        target = _apply_changes(original, decoded, obj.to_dict())
+        ops = jsonpatch.make_patch(original, target).patch
         if not ops:
             return _allowed(request.uid)
         encoded = base64.b64encode(jsonpatch.JsonPatch(ops).to_string().encode()).decode()
         return AdmissionResponse(
             uid=request.uid, allowed=True, patch=encoded, patch_type="JSONPatch"
         )
+
+
+_ABSENT: Any = object()
+
+
+def _apply_changes(original: Any, decoded: Any, defaulted: Any) -> Any:
+    """``original`` with the changes that turned ``decoded`` into ``defaulted``.
+
+    ``decoded`` is ``original`` after a round trip through the type; where ``defaulted``
+    still equals it the Defaulter changed nothing and ``original`` is kept as sent.
+    `_ABSENT` stands for a missing key.
+    """
+    if defaulted == decoded:
+        return original
+    if not (isinstance(decoded, dict) and isinstance(defaulted, dict)):
+        return defaulted
+    if original is _ABSENT:
+        # A container the round trip created and the Defaulter filled: only its changes.
+        original = {}
+    if not isinstance(original, dict):
+        return defaulted
+    out = {}
+    for key in {**original, **decoded, **defaulted}:
+        value = _apply_changes(
+            original.get(key, _ABSENT), decoded.get(key, _ABSENT), defaulted.get(key, _ABSENT)
+        )
+        if value is not _ABSENT:
+            out[key] = value
+    return out
 
 
 class ValidatingHandler(_Handler[T]):

@@ -3,22 +3,61 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar, Protocol, Self, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 import orjson
 from aiohttp import web
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
+from pyctrl import metrics
 from pyctrl.log import get_logger
 from pyctrl.resource import CustomResource, accessor
-from pyctrl.webhook._admission import BadReviewError
+from pyctrl.webhook._admission import BadReviewError, _Wire
 
-__all__ = ["CONVERSION_DATA_ANNOTATION", "ConversionHandler", "Spoke"]
+__all__ = [
+    "CONVERSION_DATA_ANNOTATION",
+    "ConversionHandler",
+    "ConversionRequest",
+    "ConversionResponse",
+    "ConversionReview",
+    "Spoke",
+]
 
 CONVERSION_DATA_ANNOTATION = "pyctrl.dev/conversion-data"
 """Annotation where a spoke keeps the hub fields it cannot represent, so none are lost."""
 
 _log = get_logger("pyctrl.webhook")
+
+
+class ConversionRequest(_Wire):
+    """``apiextensions.k8s.io/v1`` ConversionRequest: objects to convert to one version."""
+
+    uid: str
+    desired_api_version: str = Field(alias="desiredAPIVersion")
+    objects: list[dict[str, Any]]
+
+
+class ConversionResponse(_Wire):
+    """``apiextensions.k8s.io/v1`` ConversionResponse: the converted objects, or why not.
+
+    ``result`` is a ``Status``: ``{"status": "Success"}``, or ``"Failure"`` with a
+    ``message`` the API server passes on to its client.
+    """
+
+    uid: str
+    converted_objects: list[dict[str, Any]]
+    result: dict[str, Any]
+
+
+class ConversionReview(_Wire):
+    """``apiextensions.k8s.io/v1`` ConversionReview: the request in, the response out."""
+
+    api_version: Literal["apiextensions.k8s.io/v1"] = Field(
+        default="apiextensions.k8s.io/v1", alias="apiVersion"
+    )
+    kind: Literal["ConversionReview"] = "ConversionReview"
+    request: ConversionRequest | None = None
+    response: ConversionResponse | None = None
 
 
 @runtime_checkable
@@ -149,22 +188,34 @@ class ConversionHandler:
             or not isinstance(objects, list)
         ):
             raise _bad("ConversionReview request needs uid, desiredAPIVersion and objects")
-        result: dict[str, Any] = {"status": "Success"}
-        converted: list[dict[str, Any]] = []
         try:
-            for item in objects:
-                if not isinstance(item, dict):
-                    raise ValueError("an object in the request is not a JSON object")
-                converted.append(self.convert(item, desired))
-        except (ValueError, ValidationError, TypeError) as exc:
-            converted = []
-            result = {"status": "Failure", "message": f"conversion failed: {exc}"}
-        response = {
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "ConversionReview",
-            "response": {"uid": uid, "convertedObjects": converted, "result": result},
-        }
-        return web.Response(body=orjson.dumps(response), content_type="application/json")
+            converted = [self._convert_item(item, desired) for item in objects]
+            return _answer(uid, converted, {"status": "Success"})
+        except (ValueError, ValidationError, TypeError, RecursionError) as exc:
+            # Includes objects nested deeper than Python, pydantic or orjson handle.
+            message = f"conversion failed: {exc}"
+        except Exception as exc:
+            # A bug in to_hub/from_hub: the API server gets a Failure it reports to the
+            # client, never a bare 500, and the failure is counted like a Go panic.
+            metrics.conversion_webhook_panics_total.inc()
+            _log.exception("conversion raised", uid=uid, desired_api_version=desired)
+            message = f"conversion failed: {type(exc).__name__}: {exc}"
+        return _answer(uid, [], {"status": "Failure", "message": message})
+
+    def _convert_item(self, item: Any, desired: str) -> dict[str, Any]:
+        if not isinstance(item, dict):
+            raise ValueError("an object in the request is not a JSON object")
+        return self.convert(item, desired)
+
+
+def _answer(uid: str, converted: list[dict[str, Any]], result: dict[str, Any]) -> web.Response:
+    out = ConversionReview(
+        response=ConversionResponse(uid=uid, converted_objects=converted, result=result)
+    )
+    return web.Response(
+        body=orjson.dumps(out.model_dump(mode="json", by_alias=True, exclude_none=True)),
+        content_type="application/json",
+    )
 
 
 def _bad(message: str) -> Exception:
