@@ -88,3 +88,23 @@ def test_default_stream_is_resolved_at_write_time(capsys: pytest.CaptureFixture[
     log.configure(development=False)
     log.get_logger("pyctrl.late").warning("after swap")
     assert "after swap" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("development", [True, False])
+def test_tracebacks_carry_no_local_variables(development: bool) -> None:
+    """A logged exception shows its traceback but not the values of frame locals."""
+    out = io.StringIO()
+    log.configure(development=development, stream=out)
+
+    def fail() -> None:
+        local_value = "sensitive-local-value"
+        raise RuntimeError(f"failed after {len(local_value)} characters")
+
+    try:
+        fail()
+    except RuntimeError:
+        log.get_logger().exception("reconcile failed")
+    written = out.getvalue()
+    assert "failed after 21 characters" in written
+    assert "fail" in written
+    assert "sensitive-local-value" not in written

@@ -64,9 +64,18 @@ def configure(
     ]
     renderer: Any
     if development:
-        renderer = structlog.dev.ConsoleRenderer(colors=stream is None and sys.stderr.isatty())
+        # Tracebacks without local variables: rendering the locals of every frame of a
+        # deep recursion (or of frames holding huge objects) can take minutes.
+        renderer = structlog.dev.ConsoleRenderer(
+            colors=stream is None and sys.stderr.isatty(),
+            exception_formatter=structlog.dev.plain_traceback,
+        )
     else:
-        shared.append(structlog.processors.dict_tracebacks)
+        shared.append(
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
+        )
         renderer = structlog.processors.JSONRenderer()
     structlog.configure(
         processors=[*shared, renderer],
