@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 from kubernetes_asyncio.client import Configuration, V1ConfigMap
 
+import pyctrl.config
 from pyctrl.app import Operator
 from pyctrl.builder import controller_managed_by
 from pyctrl.handler import EnqueueRequestForObject
@@ -93,3 +94,43 @@ async def test_rbac_is_derived_from_what_setup_registers() -> None:
     }
     assert rules[(("test.pyctrl.dev",), ("widgets/status",))] == {"get", "update", "patch"}
     assert rules[(("",), ("configmaps",))] >= {"create", "delete", "get", "list", "watch"}
+
+
+async def test_leader_election_namespace_flag_and_in_cluster_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--leader-election-namespace sets the Lease namespace; without it, the pod's is used."""
+    (tmp_path / "namespace").write_text("widget-ops\n")
+    monkeypatch.setattr(pyctrl.config, "SERVICE_ACCOUNT_DIR", tmp_path)
+    operator = Operator(name="widget", types=[Widget], setup=lambda manager: None)
+    config = Configuration(host="https://cluster.invalid")
+    parse = operator.parser().parse_args
+    in_pod = await operator.create_manager(config, parse(["--leader-elect"]))
+    assert in_pod.options.leader_election_namespace == "widget-ops"
+    assert in_pod.options.leader_election_id == "widget.pyctrl.dev"
+    flags = ["--leader-elect", "--leader-election-namespace=leases"]
+    given = await operator.create_manager(config, parse(flags))
+    assert given.options.leader_election_namespace == "leases"
+
+
+def test_leader_elect_outside_a_cluster_asks_for_the_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--leader-elect outside a cluster without a Lease namespace: one error naming the flag."""
+    monkeypatch.setattr(pyctrl.config, "SERVICE_ACCOUNT_DIR", tmp_path / "not-in-a-pod")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: k, cluster: {server: 'https://cluster.invalid'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+    )
+    operator = Operator(name="widget", types=[Widget], setup=lambda manager: None)
+    argv = ["--kubeconfig", str(kubeconfig), "--metrics-bind-address", "0", "--leader-elect"]
+    with pytest.raises(SystemExit) as exit_info:
+        operator.main(argv)
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: leader election: not running in a cluster")
+    assert "--leader-election-namespace" in err
+    assert err.count("\n") == 1

@@ -14,7 +14,8 @@ An operator package declares an `Operator`: its name, its custom resource types,
 
 `Operator.main` is the ``main.go`` kubebuilder scaffolds: it parses the usual flags
 (``--kubeconfig``, ``--context``, ``--metrics-bind-address`` ``:8080``,
-``--health-probe-bind-address`` ``:8081``, ``--leader-elect``, ``--namespace``,
+``--health-probe-bind-address`` ``:8081``, ``--leader-elect``,
+``--leader-election-namespace`` (default: the pod's own namespace), ``--namespace``,
 ``--log-format`` ``json|console``, ``--log-level``, ``--webhook-port``,
 ``--webhook-cert-dir``), resolves the configuration (KUBECONFIG or in-cluster), builds the
 Manager, calls ``setup`` and runs until SIGTERM.
@@ -134,6 +135,11 @@ class Operator:
         )
         parser.add_argument("--health-probe-bind-address", default=":8081", help="probe address")
         parser.add_argument("--leader-elect", action="store_true", help="enable leader election")
+        parser.add_argument(
+            "--leader-election-namespace",
+            default="",
+            help="namespace of the leader-election Lease (default: the pod's own namespace)",
+        )
         parser.add_argument("--namespace", default="", help="watch only this namespace")
         parser.add_argument("--log-format", choices=("json", "console"), default="json")
         parser.add_argument("--log-level", default="info")
@@ -144,14 +150,19 @@ class Operator:
     async def create_manager(
         self, config: Config | Configuration, args: argparse.Namespace | None = None
     ) -> Manager:
-        """Build the Manager from flags (defaults when ``args`` is None) and run ``setup``."""
+        """Build the Manager from flags (defaults when ``args`` is None) and run ``setup``.
+
+        Raises:
+            ConfigError: ``--leader-elect`` outside a cluster without
+                ``--leader-election-namespace``.
+        """
         args = args or self.parser().parse_args([])
         options = Options(
             metrics_bind_address=args.metrics_bind_address,
             health_probe_bind_address=args.health_probe_bind_address,
             leader_election=args.leader_elect,
             leader_election_id=self.leader_election_id,
-            leader_election_namespace=self.namespace if args.leader_elect else "",
+            leader_election_namespace=args.leader_election_namespace,
             cache=CacheOptions(namespaces=[args.namespace]) if args.namespace else None,
             webhook_server=Server(port=args.webhook_port, cert_dir=args.webhook_cert_dir),
             field_owner=f"{self.name}-operator",
@@ -173,7 +184,8 @@ class Operator:
     def main(self, argv: Sequence[str] | None = None) -> None:
         """The process entry point (``python -m your_operator``).
 
-        A configuration problem (no or a broken kubeconfig) is one line on stderr and exit
+        A configuration problem (no or a broken kubeconfig; ``--leader-elect`` outside a
+        cluster without ``--leader-election-namespace``) is one line on stderr and exit
         status 1, not a traceback.
         """
         try:

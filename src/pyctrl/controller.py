@@ -23,7 +23,8 @@ the sources that fill it (`pyctrl.source`), and ``max_concurrent_reconciles`` wo
 ``start()`` blocks until cancelled: it starts the sources, waits (up to
 ``cache_sync_timeout``) for the syncing ones, then runs the workers. When cancelled it
 stops taking new work, lets in-flight reconciles finish for up to
-``graceful_shutdown_timeout`` seconds, then cancels what is left. Every task it starts
+``graceful_shutdown_timeout`` seconds, then cancels what is left; `Controller.force_stop`
+cuts that wait short at any moment (the manager's second signal). Every task it starts
 lives in its TaskGroup.
 """
 
@@ -97,6 +98,7 @@ class Options:
 class _State:
     started: bool = False
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    forced: asyncio.Event = field(default_factory=asyncio.Event)
     group: asyncio.TaskGroup | None = None
 
 
@@ -132,7 +134,7 @@ class Controller:
             starvation_timeout=self.options.starvation_timeout,
         )
         self.graceful_shutdown_timeout = self.options.graceful_shutdown_timeout
-        """Seconds in-flight reconciles get on stop; the manager lowers it to 0 to force."""
+        """Seconds in-flight reconciles get on stop (the manager caps it at its own)."""
         self._sources: list[Source] = []
         self._state = _State()
         self._metrics = metrics.ReconcileMetrics(name, self.options.max_concurrent_reconciles)
@@ -154,6 +156,14 @@ class Controller:
     async def wait_started(self) -> None:
         """Wait until the sources synced and the workers run."""
         await self._state.ready.wait()
+
+    def force_stop(self) -> None:
+        """Cancel in-flight reconciles now instead of waiting for them on stop.
+
+        The manager calls it on a second SIGTERM/SIGINT and when the Lease is lost. It
+        takes effect whether the graceful wait is already under way or not.
+        """
+        self._state.forced.set()
 
     async def start(self) -> None:
         """Run until cancelled (see the module documentation)."""
@@ -182,7 +192,7 @@ class Controller:
                 )
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
-                await self._drain(sources, workers)
+                await self._drain(group, sources, workers)
                 raise
 
     async def _wait_for_sync(self) -> None:
@@ -197,21 +207,41 @@ class Controller:
             ) from None
 
     async def _drain(
-        self, sources: list[asyncio.Task[None]], workers: list[asyncio.Task[None]]
+        self,
+        group: asyncio.TaskGroup,
+        sources: list[asyncio.Task[None]],
+        workers: list[asyncio.Task[None]],
     ) -> None:
-        """Stop intake, then give in-flight reconciles the graceful timeout to finish."""
+        """Stop intake, then give in-flight reconciles the graceful timeout to finish.
+
+        `force_stop` ends the wait early: a second cancel of the task that owns the
+        manager cannot, because a TaskGroup already shutting down ignores it.
+        """
         for task in sources:
             task.cancel()
         self.queue.shut_down()
-        if not workers:
-            return
-        if self.graceful_shutdown_timeout <= 0:
-            return  # forced: the TaskGroup cancels the workers now
+        if not workers or self.graceful_shutdown_timeout <= 0 or self._state.forced.is_set():
+            return  # nothing to wait for, or forced: the TaskGroup cancels the workers now
         _log.info("waiting for in-flight reconciles", controller=self.name)
-        _done, pending = await asyncio.wait(workers, timeout=self.graceful_shutdown_timeout)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.graceful_shutdown_timeout
+        forced = group.create_task(self._state.forced.wait(), name=f"{self.name}-force")
+        pending: set[asyncio.Task[Any]] = set(workers)
+        try:
+            while pending and not forced.done() and loop.time() < deadline:
+                _done, pending = await asyncio.wait(
+                    {*pending, forced},
+                    timeout=deadline - loop.time(),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                pending.discard(forced)
+        finally:
+            forced.cancel()
         if pending:
             _log.warning(
-                "graceful shutdown timed out; cancelling reconciles",
+                "shutdown forced; cancelling reconciles"
+                if self._state.forced.is_set()
+                else "graceful shutdown timed out; cancelling reconciles",
                 controller=self.name,
                 cancelled=len(pending),
             )

@@ -312,7 +312,9 @@ class Finalizers:
             except Exception as exc:
                 errors.append(exc)
                 continue
-            updated |= result.updated or remove_finalizer(obj, key)
+            # The key goes whatever the finalizer reports: no short-circuit past the removal.
+            removed = remove_finalizer(obj, key)
+            updated |= removed or result.updated
             status_updated |= result.status_updated
         if errors:
             raise ExceptionGroup("finalizers failed", errors)

@@ -18,6 +18,8 @@ compete for a Lease object, client-go's way (``tools/leaderelection``):
 
 The Manager runs an `LeaderElector`: `LeaderElector.acquire` blocks until leading,
 then `LeaderElector.hold` renews until cancelled (or raises when leadership is lost).
+The Lease lives in the namespace given, or by default the pod's own
+(`in_cluster_namespace`); outside a cluster there is no default.
 ``leader_election_master_status`` reports 1 while leading.
 """
 
@@ -29,13 +31,24 @@ import socket
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pyctrl import metrics
+from pyctrl import config, metrics
 from pyctrl.clock import Clock, RealClock
-from pyctrl.errors import AlreadyExistsError, APIError, ConflictError, NotFoundError, PyctrlError
+from pyctrl.errors import (
+    AlreadyExistsError,
+    APIError,
+    ConfigError,
+    ConflictError,
+    NotFoundError,
+    PyctrlError,
+)
 from pyctrl.log import get_logger
 from pyctrl.meta import format_time
+
+if TYPE_CHECKING:
+    import os
 
 __all__ = [
     "LeaderElectionConfig",
@@ -44,6 +57,7 @@ __all__ = [
     "LeaseStore",
     "RESTLeaseStore",
     "default_identity",
+    "in_cluster_namespace",
 ]
 
 _log = get_logger("pyctrl.leaderelection")
@@ -57,6 +71,38 @@ class LeaderElectionLostError(PyctrlError):
 def default_identity() -> str:
     """The host name plus a unique suffix, as controller-runtime builds identities."""
     return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+def in_cluster_namespace(service_account_dir: str | os.PathLike[str] | None = None) -> str:
+    """The namespace of the pod this process runs in: the default Lease namespace.
+
+    controller-runtime reads it from the service account's ``namespace`` file, and
+    refuses to guess outside a cluster.
+
+    Args:
+        service_account_dir: Where the service account is mounted (default
+            `pyctrl.config.SERVICE_ACCOUNT_DIR`).
+
+    Raises:
+        ConfigError: Not running in a cluster (no namespace file), or the file is
+            unreadable or empty.
+    """
+    path = Path(service_account_dir or config.SERVICE_ACCOUNT_DIR) / "namespace"
+    ask = (
+        "give the Lease's namespace: Options(leader_election_namespace=...), "
+        "or --leader-election-namespace"
+    )
+    try:
+        namespace = path.read_text().strip()
+    except FileNotFoundError:
+        raise ConfigError(
+            f"leader election: not running in a cluster ({path} does not exist), so {ask}"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"leader election: cannot read {path}: {exc}; {ask}") from None
+    if not namespace:
+        raise ConfigError(f"leader election: {path} is empty; {ask}")
+    return namespace
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,9 @@ A `Manager` holds what an operator's parts share (the `pyctrl.scheme.Scheme`, th
 ``async def start()`` that blocks until cancelled) in controller-runtime's order:
 
 1. HTTP servers: metrics (``:8080/metrics`` by default, ``"0"`` disables) and the
-   health probes (``/healthz``, ``/readyz``; off unless an address is given);
+   health probes (``/healthz``, ``/readyz``; off unless an address is given), and the
+   `pyctrl.config.CredentialRefresher` that renews exec-plugin, OIDC and GCP tokens
+   before they expire and re-reads a rotated service-account token;
 2. the webhook server, if any webhook was registered;
 3. the cache, then a wait (``cache_sync_timeout``, 2 min) for every informer asked for so far;
 4. runnables that do not need leader election;
@@ -20,17 +22,19 @@ Controllers finish their in-flight reconciles within ``graceful_shutdown_timeout
 `pyctrl.leaderelection.LeaderElectionLostError`, so two managers never reconcile at
 once.
 
-`Manager.start` runs inside an application's own event loop and stops when cancelled;
-`Manager.run` is the entry point of an operator process: it handles SIGTERM and SIGINT
-(the first drains, a second one forces).
+`Manager.start` runs inside an application's own event loop and stops when cancelled
+(draining; `Manager.force_stop` cuts the drain short); `Manager.run` is the entry point
+of an operator process: it handles SIGTERM and SIGINT (the first drains, a second one
+forces).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import signal
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
 from kubernetes_asyncio.client import Configuration
@@ -38,14 +42,22 @@ from kubernetes_asyncio.client import Configuration
 from pyctrl import metrics
 from pyctrl.cache import Cache, CacheOptions
 from pyctrl.client import Client, Reader, RESTClient, RESTMapper
-from pyctrl.config import Config
+from pyctrl.config import Config, CredentialRefresher
 from pyctrl.controller import Controller
 from pyctrl.healthz import Checker, ProbeServer, ping
-from pyctrl.leaderelection import LeaderElectionConfig, LeaderElector, RESTLeaseStore
+from pyctrl.leaderelection import (
+    LeaderElectionConfig,
+    LeaderElector,
+    RESTLeaseStore,
+    in_cluster_namespace,
+)
 from pyctrl.log import get_logger
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
 from pyctrl.webhook import Server as WebhookServer
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
 
 __all__ = ["Manager", "Options", "Runnable", "parse_address"]
 
@@ -72,7 +84,9 @@ class Options:
         health_probe_bind_address: ``host:port`` for ``/healthz`` and ``/readyz``; "" disables.
         leader_election: Run leader-election runnables only while holding the Lease.
         leader_election_id: The Lease name (required with leader election).
-        leader_election_namespace: The Lease namespace (default: the config's namespace).
+        leader_election_namespace: The Lease namespace. Left empty, it is the namespace of
+            the pod the manager runs in (its service account's ``namespace`` file), as in
+            controller-runtime; outside a cluster it must be given.
         leader_election_release_on_cancel: Release the Lease on shutdown for fast hand-over.
         lease_duration: Seconds (15).
         renew_deadline: Seconds (10).
@@ -81,6 +95,12 @@ class Options:
         cache_sync_timeout: Seconds to wait for caches to sync before failing (120).
         webhook_server: The webhook server; created on first use when None.
         field_owner: The field manager written by the client (default ``pyctrl``).
+        uncached_types: Types the client reads straight from the API server, never
+            through the cache (controller-runtime's ``client.CacheOptions.DisableFor``):
+            no informer is started for them.
+        cache_unstructured: Read `pyctrl.resource.Unstructured` objects through the
+            cache too (controller-runtime's ``client.CacheOptions.Unstructured``); by
+            default they are read from the API server.
         user_agent: HTTP User-Agent.
         identity: The leader-election identity (default host name plus a unique suffix).
     """
@@ -100,6 +120,8 @@ class Options:
     cache_sync_timeout: float = 120.0
     webhook_server: WebhookServer | None = None
     field_owner: str = "pyctrl"
+    uncached_types: Collection[type[Any]] = ()
+    cache_unstructured: bool = False
     user_agent: str | None = None
     identity: str = ""
     extra_healthz: dict[str, Checker] = field(default_factory=dict)
@@ -150,6 +172,10 @@ class Manager:
         options: See `Options`.
 
     Build it inside a running event loop (the HTTP session is created on first use).
+
+    Raises:
+        ValueError: Leader election without ``leader_election_id``.
+        ConfigError: Leader election outside a cluster without ``leader_election_namespace``.
     """
 
     def __init__(self, config: Config | Configuration, options: Options | None = None) -> None:
@@ -157,14 +183,16 @@ class Manager:
             config = Config.from_configuration(config)
         self.config = config
         self.options = options or Options()
-        if self.options.leader_election and not self.options.leader_election_id:
-            raise ValueError("leader_election_id is required when leader election is on")
+        if self.options.leader_election:
+            if not self.options.leader_election_id:
+                raise ValueError("leader_election_id is required when leader election is on")
+            if not self.options.leader_election_namespace:
+                self.options = replace(
+                    self.options, leader_election_namespace=in_cluster_namespace()
+                )
         self.scheme = self.options.scheme or default_scheme()
-        self.rest = RESTClient(
-            config,
-            user_agent=self.options.user_agent,
-            on_request=_count_request,
-        )
+        # The RESTClient counts rest_client_requests_total itself.
+        self.rest = RESTClient(config, user_agent=self.options.user_agent)
         self.mapper = RESTMapper(self.rest)
         self.cache = Cache(
             self.rest, mapper=self.mapper, scheme=self.scheme, options=self.options.cache
@@ -175,7 +203,11 @@ class Manager:
             mapper=self.mapper,
             cache=self.cache,
             field_owner=self.options.field_owner,
+            uncached_types=self.options.uncached_types,
+            cache_unstructured=self.options.cache_unstructured,
         )
+        self.credential_refresher: CredentialRefresher = config.refresher()
+        """Renews the config's credentials ahead of expiry; runs with the HTTP servers."""
         self._webhook_server = self.options.webhook_server
         self._healthz: dict[str, Checker] = {"ping": ping, **self.options.extra_healthz}
         self._readyz: dict[str, Checker] = {"ping": ping, "informers": self.cache.check_ready}
@@ -183,6 +215,7 @@ class Manager:
         self._others: list[Runnable] = []
         self._controller_names: set[str] = set()
         self._recorders: dict[str, EventRecorder] = {}
+        self._recorder_group: asyncio.TaskGroup | None = None
         self._elected = asyncio.Event()
         self._started = asyncio.Event()
         self._running = False
@@ -231,12 +264,24 @@ class Manager:
         self._readyz[name] = check
 
     def get_event_recorder_for(self, name: str) -> EventRecorder:
-        """An event recorder reporting as controller ``name`` (one per name, run by the manager)."""
+        """An event recorder reporting as controller ``name`` (one per name, run by the manager).
+
+        One asked for while the manager runs (from a reconciler, say) starts at once.
+        """
         recorder = self._recorders.get(name)
         if recorder is None:
             recorder = EventRecorder(self.client, name, scheme=self.scheme)
             self._recorders[name] = recorder
+            if self._recorder_group is not None:
+                self._start_recorder(self._recorder_group, recorder)
         return recorder
+
+    @staticmethod
+    def _start_recorder(group: asyncio.TaskGroup, recorder: EventRecorder) -> None:
+        # A fresh context: a recorder asked for inside a reconcile must not log as it.
+        group.create_task(
+            recorder.start(), name=f"recorder-{recorder.controller}", context=contextvars.Context()
+        )
 
     async def elected(self) -> None:
         """Wait until this manager leads (at once without leader election)."""
@@ -261,6 +306,7 @@ class Manager:
 
     async def _run_servers(self) -> None:
         async with asyncio.TaskGroup() as servers:
+            servers.create_task(self.credential_refresher.start(), name="credential-refresher")
             metrics_address = parse_address(self.options.metrics_bind_address)
             if metrics_address is not None:
                 self.metrics_server = _MetricsServer(*metrics_address)
@@ -285,27 +331,34 @@ class Manager:
 
     async def _run_others(self) -> None:
         async with asyncio.TaskGroup() as others:
-            for recorder in self._recorders.values():
-                others.create_task(recorder.start(), name=f"recorder-{recorder.controller}")
-            for runnable in self._others:
-                others.create_task(runnable.start(), name=_name(runnable))
-            if self.options.leader_election:
-                self.elector = LeaderElector(
-                    RESTLeaseStore(self.rest),
-                    LeaderElectionConfig(
-                        name=self.options.leader_election_id,
-                        namespace=self.options.leader_election_namespace or self.config.namespace,
-                        identity=self.options.identity,
-                        lease_duration=self.options.lease_duration,
-                        renew_deadline=self.options.renew_deadline,
-                        retry_period=self.options.retry_period,
-                        release_on_cancel=self.options.leader_election_release_on_cancel,
-                    ),
-                )
-                self._started.set()
-                await self.elector.acquire()
-                others.create_task(self._hold(self.elector), name="leader-election")
-            await self._run_leaders()
+            self._recorder_group = others
+            try:
+                await self._run_others_in(others)
+            finally:
+                self._recorder_group = None
+
+    async def _run_others_in(self, others: asyncio.TaskGroup) -> None:
+        for recorder in self._recorders.values():
+            self._start_recorder(others, recorder)
+        for runnable in self._others:
+            others.create_task(runnable.start(), name=_name(runnable))
+        if self.options.leader_election:
+            self.elector = LeaderElector(
+                RESTLeaseStore(self.rest),
+                LeaderElectionConfig(
+                    name=self.options.leader_election_id,
+                    namespace=self.options.leader_election_namespace,
+                    identity=self.options.identity,
+                    lease_duration=self.options.lease_duration,
+                    renew_deadline=self.options.renew_deadline,
+                    retry_period=self.options.retry_period,
+                    release_on_cancel=self.options.leader_election_release_on_cancel,
+                ),
+            )
+            self._started.set()
+            await self.elector.acquire()
+            others.create_task(self._hold(self.elector), name="leader-election")
+        await self._run_leaders()
 
     async def _hold(self, elector: LeaderElector) -> None:
         try:
@@ -313,10 +366,18 @@ class Manager:
         except BaseException as exc:
             if not isinstance(exc, asyncio.CancelledError):
                 # Lost the Lease: stop reconciling now, without the graceful wait.
-                for runnable in self._leader:
-                    if isinstance(runnable, Controller):
-                        runnable.graceful_shutdown_timeout = 0.0
+                self.force_stop()
             raise
+
+    def force_stop(self) -> None:
+        """Cut shutdown short: in-flight reconciles are cancelled instead of waited for.
+
+        `run` calls it on the second signal, and losing the Lease does too; an
+        application embedding the manager calls it after cancelling `start`.
+        """
+        for runnable in (*self._leader, *self._others):
+            if isinstance(runnable, Controller):
+                runnable.force_stop()
 
     async def _run_leaders(self) -> None:
         async with asyncio.TaskGroup() as leaders:
@@ -343,12 +404,12 @@ class Manager:
             signals += 1
             if signals == 1:
                 _log.info("shutting down gracefully", signal=sig.name)
+                task.cancel()
             else:
+                # Cancelling again would not reach the controllers: their TaskGroups are
+                # already shutting down and ignore it. Force them directly.
                 _log.warning("second signal: forcing shutdown", signal=sig.name)
-                for runnable in self._leader:
-                    if isinstance(runnable, Controller):
-                        runnable.graceful_shutdown_timeout = 0.0
-            task.cancel()
+                self.force_stop()
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, on_signal, sig)
@@ -380,7 +441,3 @@ def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
 
     collect(group)
     return leaves[0] if len(leaves) == 1 else group
-
-
-def _count_request(method: str, code: str, host: str, seconds: float) -> None:
-    metrics.rest_client_requests_total.labels(code, method, host).inc()

@@ -3,25 +3,30 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import aiohttp
 import pytest
 from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
+from prometheus_client.parser import text_string_to_metric_families
 
-from pyctrl import metrics
 from pyctrl.builder import controller_managed_by
 from pyctrl.controllerutil import create_or_update, set_controller_reference
 from pyctrl.errors import NotFoundError
 from pyctrl.manager import Manager
-from pyctrl.meta import ObjectMeta
+from pyctrl.meta import GroupVersionKind, ObjectMeta
 from pyctrl.predicate import GenerationChanged
 from pyctrl.reconcile import Request, Result
+from pyctrl.resource import Unstructured
 
 from .conftest import Widget, WidgetSpec, eventually, options, running
 
 if TYPE_CHECKING:
+    from pyctrl.controller import Controller
     from pyctrl.envtest import Environment
+
+EVENTS_V1 = GroupVersionKind("events.k8s.io", "v1", "Event")
 
 
 class WidgetReconciler:
@@ -110,10 +115,10 @@ async def test_reconciles_owned_objects_and_reacts_to_their_deletion(env: Enviro
 
 
 async def test_generation_predicate_drops_status_only_updates(env: Environment) -> None:
-    """With GenerationChanged, writing only status triggers no reconcile."""
+    """With GenerationChanged, a status-only write triggers no reconcile; a spec write does."""
     manager = Manager(env.config, options())
     reconciler = WidgetReconciler(manager)
-    (
+    controller = (
         controller_managed_by(manager)
         .for_(Widget)
         .with_event_filter(GenerationChanged())
@@ -128,14 +133,30 @@ async def test_generation_predicate_drops_status_only_updates(env: Environment) 
             return live.status.observed_generation == 1
 
         await eventually(settled)
-        queue = _controller(manager, "widget-gen").queue
-        async with asyncio.timeout(10):
-            while queue.statistics().processing or len(queue):  # noqa: ASYNC110
-                await asyncio.sleep(0.01)
+        await _idle(controller)
         before = len(reconciler.calls)
         live = await manager.api_reader.get(Widget, "w2", "default")
         live.status.config_map = "changed-by-someone-else"
-        await manager.client.status().update(live)
+        written = await manager.client.status().update(live)
+
+        async def cached() -> bool:
+            seen = await manager.cache.get(Widget, "w2", "default")
+            return bool(seen.metadata.resource_version == written.metadata.resource_version)
+
+        await eventually(cached)
+        # One informer delivers a type's events in order: once the marker (created after
+        # the status write) has been reconciled, the status event has passed the filter.
+        await manager.client.create(
+            Widget(metadata=ObjectMeta(name="w2-marker", namespace="default"))
+        )
+
+        async def marker_reconciled() -> bool:
+            return Request("default", "w2-marker") in reconciler.calls
+
+        await eventually(marker_reconciled)
+        await _idle(controller)
+        assert Request("default", "w2") not in reconciler.calls[before:]
+        before = len(reconciler.calls)
         live = await manager.api_reader.get(Widget, "w2", "default")
         live.spec.size = 5
         await manager.client.update(live)
@@ -147,46 +168,109 @@ async def test_generation_predicate_drops_status_only_updates(env: Environment) 
         assert reconciler.calls[before:] == [Request("default", "w2")]
 
 
-def _controller(manager: Manager, name: str) -> Any:
-    return next(r for r in manager._leader if getattr(r, "name", "") == name)
+async def _idle(controller: Controller) -> None:
+    """Wait until the controller's queue holds nothing ready and processes nothing."""
+
+    async def idle() -> bool:
+        stats = controller.queue.statistics()
+        return stats.depth == 0 and stats.processing == 0 and stats.blocked == 0
+
+    await eventually(idle)
 
 
-async def test_metrics_events_and_probes(env: Environment) -> None:
-    """After known work: success counted, an Event recorded, /readyz and /metrics served."""
+class StatusOnly:
+    """Writes observedGeneration with one status update per generation, nothing else."""
+
+    def __init__(self, manager: Manager) -> None:
+        self.client = manager.client
+
+    async def reconcile(self, request: Request) -> Result:
+        widget = await self.client.get(Widget, request.name, request.namespace)
+        widget.status.observed_generation = widget.metadata.generation or 0
+        await self.client.status().update(widget)
+        return Result()
+
+
+async def _scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    """Every sample served on /metrics, by name and labels."""
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"http://127.0.0.1:{port}/metrics") as resp,
+    ):
+        assert resp.status == 200
+        text = await resp.text()
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+async def test_metrics_values_after_known_work(env: Environment) -> None:
+    """/metrics counts exactly the reconciles, queue adds and requests of known work."""
+    manager = Manager(env.config, options())
+    controller = (
+        controller_managed_by(manager)
+        .for_(Widget)
+        .with_event_filter(GenerationChanged())
+        .named("widget-metrics")
+        .complete(StatusOnly(manager))
+    )
+    host = urlsplit(str(env.config.host)).netloc
+    name = {("controller", "widget-metrics")}
+    queue = {("name", "widget-metrics"), ("controller", "widget-metrics")}
+    wanted = {
+        ("controller_runtime_reconcile_total", frozenset({*name, ("result", "success")})),
+        ("controller_runtime_reconcile_time_seconds_count", frozenset(name)),
+        ("workqueue_adds_total", frozenset(queue)),
+        ("rest_client_requests_total", _rest("201", "POST", host)),
+        ("rest_client_requests_total", _rest("200", "PUT", host)),
+    }
+    count = 3
+    async with running(manager):
+        assert manager.metrics_server is not None
+        port = manager.metrics_server.port
+        before = await _scrape(port)
+        for i in range(count):
+            await manager.client.create(
+                Widget(metadata=ObjectMeta(name=f"m{i}", namespace="default"))
+            )
+
+        async def all_observed() -> bool:
+            widgets = await manager.api_reader.list(Widget, namespace="default")
+            return sum(w.status.observed_generation == 1 for w in widgets.items) == count
+
+        await eventually(all_observed)
+        await _idle(controller)
+        after = await _scrape(port)
+    # Polling reads are GETs; the POSTs are the creates and the PUTs the status writes.
+    deltas = {key: after.get(key, 0.0) - before.get(key, 0.0) for key in wanted}
+    assert deltas == dict.fromkeys(wanted, float(count))
+
+
+def _rest(code: str, method: str, host: str) -> frozenset[tuple[str, str]]:
+    return frozenset({("code", code), ("method", method), ("host", host)})
+
+
+async def test_events_and_probes(env: Environment) -> None:
+    """A reconciler's Event is recorded, and /readyz answers ok once started."""
     manager = Manager(env.config, options(health_probe_bind_address="127.0.0.1:0"))
     reconciler = WidgetReconciler(manager)
-    controller_managed_by(manager).for_(Widget).named("widget-metrics").complete(reconciler)
-    before = metrics.reconcile_total.labels("widget-metrics", "success")._value.get()
+    controller_managed_by(manager).for_(Widget).named("widget-events").complete(reconciler)
     async with running(manager):
         await manager.client.create(Widget(metadata=ObjectMeta(name="w3", namespace="default")))
 
         async def event_recorded() -> bool:
-            from pyctrl.meta import GroupVersionKind
-            from pyctrl.resource import Unstructured
-
-            events = await manager.api_reader.list(
-                Unstructured,
-                namespace="default",
-                gvk=GroupVersionKind("events.k8s.io", "v1", "Event"),
-            )
+            events = await manager.api_reader.list(Unstructured, namespace="default", gvk=EVENTS_V1)
             return any(e.object.get("regarding", {}).get("name") == "w3" for e in events.items)
 
         await eventually(event_recorded)
-        assert metrics.reconcile_total.labels("widget-metrics", "success")._value.get() > before
         assert manager.probe_server is not None
-        assert manager.metrics_server is not None
-        async with aiohttp.ClientSession() as session:
-            async with session.get(f"http://127.0.0.1:{manager.probe_server.port}/readyz") as resp:
-                assert (resp.status, await resp.text()) == (200, "ok")
-            url = f"http://127.0.0.1:{manager.metrics_server.port}/metrics"
-            async with session.get(url) as resp:
-                text = await resp.text()
-        assert (
-            'controller_runtime_reconcile_total{controller="widget-metrics",result="success"}'
-            in text
-        )
-        assert "workqueue_adds_total" in text
-        assert "rest_client_requests_total" in text
+        async with (
+            aiohttp.ClientSession() as session,
+            session.get(f"http://127.0.0.1:{manager.probe_server.port}/readyz") as resp,
+        ):
+            assert (resp.status, await resp.text()) == (200, "ok")
 
 
 async def test_a_failing_runnable_stops_the_manager_with_its_error(env: Environment) -> None:
