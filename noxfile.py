@@ -40,6 +40,31 @@ def tests(session: nox.Session) -> None:
     _run(session, "python", "-m", "pytest", "--cov", "--cov-report=term", *session.posargs)
 
 
+# The API server conformance suite: HTTP (kubernetes_asyncio and raw) and kubectl tests
+# written against `Environment`, so that they run against any cluster.
+CONFORMANCE = [
+    *sorted(str(p) for p in Path("tests/envtest").glob("test_server_*.py")),
+    "tests/envtest/test_discovery.py",
+    "tests/envtest/test_kubectl.py",
+]
+
+
+@nox.session(python=False)
+def conformance(session: nox.Session) -> None:
+    """The API server conformance suite against the existing cluster of KUBECONFIG.
+
+    Tests that need the embedded server (the fault API, its internals) are deselected.
+    Pass pytest options after --.
+    """
+    if not os.environ.get("KUBECONFIG"):
+        session.error("set KUBECONFIG to the kubeconfig of the cluster to test")
+    _install(session, ".[dev]")
+    _run(
+        session, "python", "-m", "pytest", *CONFORMANCE, *session.posargs,
+        USE_EXISTING_CLUSTER="true",
+    )  # fmt: skip
+
+
 @nox.session(python=False)
 def lint(session: nox.Session) -> None:
     """Ruff (lint and format) and the import-layering contract."""

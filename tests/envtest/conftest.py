@@ -1,33 +1,110 @@
-"""Fixtures for the embedded API server tests: a running server and clients for it."""
+"""Fixtures of the API server conformance suite: an `Environment` and HTTP clients of it.
+
+The tests talk HTTPS to whatever ``Environment()`` starts: pyctrl's embedded API server by
+default, an existing cluster with ``USE_EXISTING_CLUSTER=true`` (``KUBECONFIG`` names it),
+or kube-apiserver and etcd with ``KUBEBUILDER_ASSETS``. Each test gets its own namespace
+and unique names for what it creates outside it, so tests share a cluster safely.
+
+Tests that need more than a cluster carry a marker and are deselected at collection where
+the mode cannot give it: ``embedded_only`` (the fault API, the embedded server's internals
+or constructor options) outside the embedded mode, ``needs_controllers`` (the garbage
+collector and the namespace controller of kube-controller-manager) in the binaries mode,
+which runs kube-apiserver alone.
+"""
 
 from __future__ import annotations
 
-import datetime
-import ssl
+import contextlib
+import copy
 import uuid
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import orjson
 import pytest
 from kubernetes_asyncio import client as k8s_client
 
-from pyctrl.envtest._server import APIServer
+from pyctrl.envtest import Environment
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
-    from pathlib import Path
+    from collections.abc import AsyncIterator, Callable, Iterable
 
-TOKEN = "test-token"
+    import aiohttp
+    from multidict import CIMultiDict
+
+    from pyctrl.envtest import Mode
+    from pyctrl.envtest._server import APIServer
+
+# What each marker needs, by the modes that lack it.
+_NEEDS: dict[str, tuple[frozenset[str], str]] = {
+    "embedded_only": (frozenset({"existing", "binaries"}), "pyctrl's embedded API server"),
+    "needs_controllers": (frozenset({"binaries"}), "kube-controller-manager's controllers"),
+}
+_DESELECTED = pytest.StashKey[list[str]]()
+
+
+def envtest_mode() -> Mode:
+    """The mode ``Environment()`` starts in, from the environment variables."""
+    return Environment().resolve_mode()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the tests whose marker needs what the current mode lacks."""
+    mode = envtest_mode()
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    notes: list[str] = []
+    for marker, (lacking, what) in _NEEDS.items():
+        if mode not in lacking:
+            continue
+        count = sum(1 for item in items if item.get_closest_marker(marker) is not None)
+        if count:
+            notes.append(
+                f"{count} {marker} tests deselected: they need {what}, which the {mode} mode lacks"
+            )
+    if not notes:
+        return
+    for item in items:
+        lacking_modes = [
+            lacking
+            for marker, (lacking, _) in _NEEDS.items()
+            if item.get_closest_marker(marker) is not None
+        ]
+        (dropped if any(mode in lacking for lacking in lacking_modes) else keep).append(item)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+    config.stash[_DESELECTED] = notes
+
+
+def pytest_report_collectionfinish(config: pytest.Config) -> list[str]:
+    """Say which tests the mode deselected, and why."""
+    return [f"envtest: {note}" for note in config.stash.get(_DESELECTED, [])]
 
 
 class Kube:
-    """A thin raw HTTP client for one API server: returns (status, decoded body, headers)."""
+    """Raw HTTP requests through a kubernetes_asyncio ApiClient: (status, body, headers).
 
-    def __init__(self, session: aiohttp.ClientSession, base: str, token: str = TOKEN) -> None:
-        self.session = session
-        self.base = base
-        self.token = token
+    Requests go over the client's own session (its TLS settings and client certificate)
+    with its credentials, so they reach any cluster the client's configuration reaches.
+    """
+
+    def __init__(self, api: k8s_client.ApiClient) -> None:
+        self.api = api
+        self.base = str(api.configuration.host)
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        """The ApiClient's aiohttp session."""
+        session: aiohttp.ClientSession = self.api.rest_client.pool_manager
+        return session
+
+    async def _headers(self, accept: str | None, headers: dict[str, str] | None) -> dict[str, str]:
+        sent: dict[str, str] = {}
+        for setting in (await self.api.configuration.auth_settings()).values():
+            sent[setting["key"]] = setting["value"]
+        if accept is not None:
+            sent["Accept"] = accept
+        sent.update(headers or {})
+        return sent
 
     async def request(
         self,
@@ -40,39 +117,40 @@ class Kube:
         accept: str | None = None,
         headers: dict[str, str] | None = None,
         params: dict[str, str] | None = None,
-    ) -> tuple[int, Any, dict[str, str]]:
-        hdrs = {"Authorization": f"Bearer {self.token}"}
-        if accept is not None:
-            hdrs["Accept"] = accept
+    ) -> tuple[int, Any, CIMultiDict[str]]:
+        sent = await self._headers(accept, headers)
         data: bytes | None = raw
         if body is not None:
             data = orjson.dumps(body)
         if data is not None:
-            hdrs["Content-Type"] = content_type
-        if headers:
-            hdrs.update(headers)
+            sent["Content-Type"] = content_type
         async with self.session.request(
-            method, self.base + path, data=data, headers=hdrs, params=params
+            method,
+            self.base + path,
+            data=data,
+            headers=sent,
+            params=params,
+            allow_redirects=False,
         ) as resp:
             text = await resp.read()
             try:
                 decoded: Any = orjson.loads(text) if text else None
             except orjson.JSONDecodeError:
                 decoded = text.decode()
-            return resp.status, decoded, dict(resp.headers)
+            return resp.status, decoded, resp.headers.copy()
 
-    async def get(self, path: str, **kw: Any) -> tuple[int, Any, dict[str, str]]:
+    async def get(self, path: str, **kw: Any) -> tuple[int, Any, CIMultiDict[str]]:
         return await self.request("GET", path, **kw)
 
-    async def post(self, path: str, body: Any, **kw: Any) -> tuple[int, Any, dict[str, str]]:
+    async def post(self, path: str, body: Any, **kw: Any) -> tuple[int, Any, CIMultiDict[str]]:
         return await self.request("POST", path, body=body, **kw)
 
-    async def put(self, path: str, body: Any, **kw: Any) -> tuple[int, Any, dict[str, str]]:
+    async def put(self, path: str, body: Any, **kw: Any) -> tuple[int, Any, CIMultiDict[str]]:
         return await self.request("PUT", path, body=body, **kw)
 
     async def patch(
         self, path: str, body: Any, patch_type: str = "merge", **kw: Any
-    ) -> tuple[int, Any, dict[str, str]]:
+    ) -> tuple[int, Any, CIMultiDict[str]]:
         content_type = {
             "merge": "application/merge-patch+json",
             "json": "application/json-patch+json",
@@ -83,7 +161,7 @@ class Kube:
 
     async def delete(
         self, path: str, body: Any = None, **kw: Any
-    ) -> tuple[int, Any, dict[str, str]]:
+    ) -> tuple[int, Any, CIMultiDict[str]]:
         return await self.request("DELETE", path, body=body, **kw)
 
     async def create_ok(self, path: str, body: Any, **kw: Any) -> dict[str, Any]:
@@ -100,6 +178,20 @@ class Kube:
         assert isinstance(obj, dict)
         return obj
 
+    @contextlib.asynccontextmanager
+    async def stream(
+        self, path: str, *, params: dict[str, str] | None = None, accept: str | None = None
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """Open a watch on ``path`` (``watch=true`` plus ``params``); it must answer 200."""
+        query = {"watch": "true", **(params or {})}
+        async with self.session.get(
+            self.base + path,
+            headers=await self._headers(accept, None),
+            params=query,
+        ) as resp:
+            assert resp.status == 200, await resp.text()
+            yield resp
+
     async def watch_lines(
         self,
         path: str,
@@ -109,14 +201,8 @@ class Kube:
         accept: str | None = None,
     ) -> list[dict[str, Any]]:
         """Open a watch and collect events until ``stop(events)`` is true or the stream ends."""
-        hdrs = {"Authorization": f"Bearer {self.token}"}
-        if accept is not None:
-            hdrs["Accept"] = accept
-        query = {"watch": "1"}
-        query.update(params or {})
         events: list[dict[str, Any]] = []
-        async with self.session.get(self.base + path, headers=hdrs, params=query) as resp:
-            assert resp.status == 200
+        async with self.stream(path, params=params, accept=accept) as resp:
             async for line in resp.content:
                 if not line.strip():
                     continue
@@ -126,84 +212,64 @@ class Kube:
         return events
 
 
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    """A started embedded API server over plain HTTP."""
-    async with APIServer(tokens=[TOKEN], ssl_context=None, bookmark_interval=0.2) as srv:
-        yield srv
+# kube-controller-manager publishes this ConfigMap into every namespace of a cluster; the
+# embedded server and a bare kube-apiserver (binaries mode) do not.
+PUBLISHED_CONFIGMAPS = frozenset({"kube-root-ca.crt"})
+
+
+def own(names: Iterable[str]) -> list[str]:
+    """``names`` without those of the ConfigMaps a cluster publishes in every namespace."""
+    return [name for name in names if name not in PUBLISHED_CONFIGMAPS]
+
+
+def unique(prefix: str) -> str:
+    """A name no other test uses: ``prefix`` and eight hex digits."""
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+def anonymous_config(env: Environment, token: str | None = None) -> k8s_client.Configuration:
+    """``env.config`` without credentials (no client certificate), or with only ``token``."""
+    config = copy.deepcopy(env.config)
+    config.cert_file = None
+    config.key_file = None
+    config.refresh_api_key_hook = None
+    config.api_key = {} if token is None else {"BearerToken": f"Bearer {token}"}
+    return config
+
+
+def server_config(server: APIServer, token: str) -> k8s_client.Configuration:
+    """A configuration for an `APIServer` a test started itself (plain HTTP or trusted)."""
+    config = k8s_client.Configuration()
+    config.host = server.url
+    config.api_key = {"BearerToken": f"Bearer {token}"}
+    return config
 
 
 @pytest.fixture
-async def kube(server: APIServer) -> AsyncIterator[Kube]:
-    """A raw HTTP client of ``server``."""
-    async with aiohttp.ClientSession() as session:
-        yield Kube(session, server.url)
+async def env() -> AsyncIterator[Environment]:
+    """The API server under test: a fresh embedded one per test, or the existing cluster."""
+    async with Environment() as environment:
+        yield environment
 
 
 @pytest.fixture
-async def ns(kube: Kube) -> str:
-    """A fresh namespace for one test."""
-    name = f"test-{uuid.uuid4().hex[:8]}"
-    await kube.create_ok("/api/v1/namespaces", {"metadata": {"name": name}})
-    return name
-
-
-@pytest.fixture
-async def api_client(server: APIServer) -> AsyncIterator[k8s_client.ApiClient]:
-    """A kubernetes_asyncio ApiClient talking to ``server`` over its real socket."""
-    configuration = k8s_client.Configuration()
-    configuration.host = server.url
-    configuration.api_key = {"BearerToken": f"Bearer {TOKEN}"}
-    async with k8s_client.ApiClient(configuration) as api:
+async def api_client(env: Environment) -> AsyncIterator[k8s_client.ApiClient]:
+    """A kubernetes_asyncio ApiClient of ``env``."""
+    async with k8s_client.ApiClient(env.config) as api:
         yield api
 
 
-def make_self_signed(directory: Path) -> tuple[Path, Path]:
-    """A throwaway self-signed serving certificate for 127.0.0.1 (cert, key paths)."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "envtest-test")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path = directory / "tls.crt"
-    key_path = directory / "tls.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
+@pytest.fixture
+def kube(api_client: k8s_client.ApiClient) -> Kube:
+    """A raw HTTP client of ``env``."""
+    return Kube(api_client)
 
 
 @pytest.fixture
-async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[APIServer, ssl.SSLContext]]:
-    """A started embedded API server over HTTPS, with a client SSL context trusting it."""
-    cert, key = make_self_signed(tmp_path)
-    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    server_ctx.load_cert_chain(cert, key)
-    client_ctx = ssl.create_default_context(cafile=str(cert))
-    async with APIServer(tokens=[TOKEN], ssl_context=server_ctx) as srv:
-        yield srv, client_ctx
+async def ns(env: Environment, kube: Kube) -> AsyncIterator[str]:
+    """A fresh namespace for one test (deleted afterwards on a shared cluster)."""
+    name = unique("test-")
+    await kube.create_ok("/api/v1/namespaces", {"metadata": {"name": name}})
+    yield name
+    if env.mode != "embedded":
+        await kube.delete(f"/api/v1/namespaces/{name}")

@@ -1,20 +1,17 @@
 from __future__ import annotations
 
-import asyncio
-import ssl
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
-import orjson
 import pytest
 
 from pyctrl.envtest import Environment
 from pyctrl.envtest._discovery import negotiate_discovery, sort_versions, storage_version_hash
+from tests.envtest.test_server_delete import wait_gone
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from multidict import CIMultiDict
+    from tests.envtest.conftest import Kube
 
 GROUP = "discovery.pyctrl.dev"
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -63,63 +60,29 @@ def crd(plural: str, kind: str, *, versions: tuple[str, ...] = ("v1",)) -> dict[
     }
 
 
-class Http:
-    """Authenticated GETs against the environment's server."""
-
-    def __init__(self, env: Environment, session: aiohttp.ClientSession) -> None:
-        self.base = str(env.config.host)
-        self.session = session
-        self.ssl = ssl.create_default_context(cafile=env.config.ssl_ca_cert)
-        self.auth = env.config.api_key["BearerToken"]
-
-    async def get(
-        self, path: str, *, accept: str | None = None, headers: dict[str, str] | None = None
-    ) -> tuple[int, CIMultiDict[str], Any]:
-        sent = {"Authorization": self.auth, **(headers or {})}
-        if accept is not None:
-            sent["Accept"] = accept
-        async with self.session.get(
-            self.base + path, headers=sent, ssl=self.ssl, allow_redirects=False
-        ) as response:
-            body = await response.read()
-            return response.status, response.headers.copy(), orjson.loads(body) if body else None
-
-    async def delete(self, path: str) -> int:
-        async with self.session.delete(
-            self.base + path, headers={"Authorization": self.auth}, ssl=self.ssl
-        ) as response:
-            await response.read()
-            return response.status
-
-
 @pytest.fixture
 async def env() -> AsyncIterator[Environment]:
     async with Environment(crds=[crd("gears", "Gear", versions=("v1", "v1beta1"))]) as e:
         yield e
 
 
-@pytest.fixture
-async def http(env: Environment) -> AsyncIterator[Http]:
-    async with aiohttp.ClientSession() as session:
-        yield Http(env, session)
-
-
 def _by_name(resources: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in resources}
 
 
-async def test_version_reports_kubernetes_1_32(http: Http) -> None:
+@pytest.mark.embedded_only
+async def test_version_reports_kubernetes_1_32(kube: Kube) -> None:
     """/version answers a version.Info of Kubernetes 1.32."""
-    status, _, info = await http.get("/version")
+    status, info, _ = await kube.get("/version")
     assert status == 200
     assert (info["major"], info["minor"]) == ("1", "32")
     assert info["gitVersion"] == "v1.32.0+pyctrl"
     assert info["platform"] == "linux/amd64"
 
 
-async def test_api_lists_the_core_version(http: Http) -> None:
+async def test_api_lists_the_core_version(kube: Kube) -> None:
     """/api answers APIVersions with v1 when the client asks for plain JSON."""
-    status, headers, body = await http.get("/api", accept="application/json")
+    status, body, headers = await kube.get("/api", accept="application/json")
     assert status == 200
     assert headers["Content-Type"].startswith("application/json")
     assert body["kind"] == "APIVersions"
@@ -127,9 +90,9 @@ async def test_api_lists_the_core_version(http: Http) -> None:
     assert body["serverAddressByClientCIDRs"][0]["clientCIDR"] == "0.0.0.0/0"
 
 
-async def test_core_resources_carry_verbs_short_names_and_subresources(http: Http) -> None:
+async def test_core_resources_carry_verbs_short_names_and_subresources(kube: Kube) -> None:
     """/api/v1 lists each resource with kind, scope, verbs, short names and status entries."""
-    _, _, body = await http.get("/api/v1")
+    _, body, _ = await kube.get("/api/v1")
     assert (body["kind"], body["groupVersion"]) == ("APIResourceList", "v1")
     resources = _by_name(body["resources"])
     namespaces = resources["namespaces"]
@@ -142,17 +105,17 @@ async def test_core_resources_carry_verbs_short_names_and_subresources(http: Htt
     assert resources["pods"]["storageVersionHash"] == "xPOwRZ+Yhw8="
 
 
-async def test_scale_subresource_has_autoscaling_kind(http: Http) -> None:
+async def test_scale_subresource_has_autoscaling_kind(kube: Kube) -> None:
     """A scale subresource is listed with kind Scale of autoscaling/v1."""
-    _, _, body = await http.get("/apis/apps/v1")
+    _, body, _ = await kube.get("/apis/apps/v1")
     scale = _by_name(body["resources"])["deployments/scale"]
     assert (scale["group"], scale["version"], scale["kind"]) == ("autoscaling", "v1", "Scale")
     assert _by_name(body["resources"])["deployments"]["categories"] == ["all"]
 
 
-async def test_group_list_names_preferred_versions(http: Http) -> None:
+async def test_group_list_names_preferred_versions(kube: Kube) -> None:
     """/apis lists every group with its versions, the preferred (highest priority) first."""
-    _, _, body = await http.get("/apis", accept="application/json")
+    _, body, _ = await kube.get("/apis", accept="application/json")
     assert body["kind"] == "APIGroupList"
     groups = {g["name"]: g for g in body["groups"]}
     assert groups["apps"]["preferredVersion"] == {"groupVersion": "apps/v1", "version": "v1"}
@@ -160,25 +123,25 @@ async def test_group_list_names_preferred_versions(http: Http) -> None:
     assert "" not in groups
 
 
-async def test_group_document(http: Http) -> None:
+async def test_group_document(kube: Kube) -> None:
     """/apis/{group} answers the group's APIGroup."""
-    status, _, body = await http.get(f"/apis/{GROUP}")
+    status, body, _ = await kube.get(f"/apis/{GROUP}")
     assert status == 200
     assert body["kind"] == "APIGroup"
     assert body["preferredVersion"]["groupVersion"] == f"{GROUP}/v1"
 
 
-async def test_unknown_group_version_is_not_found_status(http: Http) -> None:
+async def test_unknown_group_version_is_not_found_status(kube: Kube) -> None:
     """An unknown group or version is a 404 Status."""
     for path in ("/apis/nope.example.com", "/apis/apps/v7", "/api/v2"):
-        status, _, body = await http.get(path)
+        status, body, _ = await kube.get(path)
         assert status == 404, path
         assert (body["kind"], body["reason"], body["code"]) == ("Status", "NotFound", 404)
 
 
-async def test_aggregated_discovery_answers_kubectl_accept_header(http: Http) -> None:
+async def test_aggregated_discovery_answers_kubectl_accept_header(kube: Kube) -> None:
     """/apis answers kubectl's Accept with an apidiscovery.k8s.io/v2 list and its Content-Type."""
-    status, headers, body = await http.get("/apis", accept=KUBECTL_ACCEPT)
+    status, body, headers = await kube.get("/apis", accept=KUBECTL_ACCEPT)
     assert status == 200
     assert headers["Content-Type"] == AGGREGATED_V2
     assert headers["Vary"] == "Accept"
@@ -203,9 +166,9 @@ async def test_aggregated_discovery_answers_kubectl_accept_header(http: Http) ->
     assert groups[GROUP]["versions"][0]["freshness"] == "Current"
 
 
-async def test_aggregated_core_group_has_no_name(http: Http) -> None:
+async def test_aggregated_core_group_has_no_name(kube: Kube) -> None:
     """/api answers an aggregated list with one unnamed group holding v1."""
-    _, headers, body = await http.get("/api", accept=KUBECTL_ACCEPT)
+    _, body, headers = await kube.get("/api", accept=KUBECTL_ACCEPT)
     assert headers["Content-Type"] == AGGREGATED_V2
     [core] = body["items"]
     assert "name" not in core["metadata"]
@@ -214,25 +177,25 @@ async def test_aggregated_core_group_has_no_name(http: Http) -> None:
     assert {"pods", "namespaces", "configmaps"} <= resources
 
 
-async def test_v2beta1_is_served_when_only_it_is_accepted(http: Http) -> None:
+async def test_v2beta1_is_served_when_only_it_is_accepted(kube: Kube) -> None:
     """A client that accepts only v2beta1 aggregated discovery gets v2beta1."""
-    _, headers, body = await http.get("/apis", accept=AGGREGATED_V2BETA1)
+    _, body, headers = await kube.get("/apis", accept=AGGREGATED_V2BETA1)
     assert headers["Content-Type"] == AGGREGATED_V2BETA1
     assert body["apiVersion"] == "apidiscovery.k8s.io/v2beta1"
 
 
-async def test_unsupported_accept_is_not_acceptable(http: Http) -> None:
+async def test_unsupported_accept_is_not_acceptable(kube: Kube) -> None:
     """/apis answers 406 when the client accepts nothing the server produces."""
-    status, _, body = await http.get("/apis", accept="application/vnd.kubernetes.protobuf")
+    status, body, _ = await kube.get("/apis", accept="application/vnd.kubernetes.protobuf")
     assert status == 406
     assert body["reason"] == "NotAcceptable"
 
 
-async def test_aggregated_etag_gives_not_modified(http: Http) -> None:
+async def test_aggregated_etag_gives_not_modified(kube: Kube) -> None:
     """The aggregated document carries an ETag; sending it back gets 304 Not Modified."""
-    _, headers, _ = await http.get("/apis", accept=KUBECTL_ACCEPT)
+    _, _, headers = await kube.get("/apis", accept=KUBECTL_ACCEPT)
     etag = headers["ETag"]
-    status, again, body = await http.get(
+    status, body, again = await kube.get(
         "/apis", accept=KUBECTL_ACCEPT, headers={"If-None-Match": etag}
     )
     assert status == 304
@@ -240,11 +203,11 @@ async def test_aggregated_etag_gives_not_modified(http: Http) -> None:
     assert body is None
 
 
-async def test_crd_appears_in_and_leaves_discovery(env: Environment, http: Http) -> None:
+async def test_crd_appears_in_and_leaves_discovery(env: Environment, kube: Kube) -> None:
     """A new CRD shows up in discovery once installed and goes when deleted; the ETag changes."""
-    _, before, _ = await http.get("/apis", accept=KUBECTL_ACCEPT)
+    _, _, before = await kube.get("/apis", accept=KUBECTL_ACCEPT)
     await env.install_crds([crd("sprockets", "Sprocket")])
-    _, after, body = await http.get("/apis", accept=KUBECTL_ACCEPT)
+    _, body, after = await kube.get("/apis", accept=KUBECTL_ACCEPT)
     assert after["ETag"] != before["ETag"]
     names = {
         r["resource"]
@@ -253,16 +216,12 @@ async def test_crd_appears_in_and_leaves_discovery(env: Environment, http: Http)
         for r in g["versions"][0]["resources"]
     }
     assert {"gears", "sprockets"} <= names
-    status = await http.delete(
-        f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sprockets.{GROUP}"
-    )
+    path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/sprockets.{GROUP}"
+    status, _, _ = await kube.delete(path)
     assert status == 200
-    async with asyncio.timeout(10):
-        while True:
-            _, _, listing = await http.get(f"/apis/{GROUP}/v1")
-            if "sprockets" not in {r["name"] for r in listing["resources"]}:
-                break
-            await asyncio.sleep(0.02)
+    await wait_gone(kube, path)
+    _, listing, _ = await kube.get(f"/apis/{GROUP}/v1")
+    assert {r["name"] for r in listing["resources"]} == {"gears", "gears/scale", "gears/status"}
 
 
 def test_versions_sort_by_kubernetes_priority() -> None:

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import ssl
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +13,7 @@ from kubernetes_asyncio.client import ApiClient, CoreV1Api
 
 from pyctrl.envtest import CRDInstallError, Environment, EnvtestError, load_crds
 from pyctrl.errors import ConfigError
+from tests.kubectl import kubectl_path
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -76,7 +76,7 @@ async def _request(
 
 async def _kubectl(kubeconfig: Path, cache: Path, *args: str) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
-        shutil.which("kubectl") or "kubectl",
+        kubectl_path(),
         f"--kubeconfig={kubeconfig}",
         f"--cache-dir={cache}",
         *args,

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from pyctrl.envtest._errors import forbidden
 
 if TYPE_CHECKING:
+    from pyctrl.envtest import Environment
     from pyctrl.envtest._admission import AdmissionRequest
-    from pyctrl.envtest._server import APIServer
     from tests.envtest.conftest import Kube
+
+# The seam is the embedded server's own; a cluster has webhooks (test_webhooks.py) instead.
+pytestmark = pytest.mark.embedded_only
 
 
 class Recorder:
@@ -31,18 +36,20 @@ class Recorder:
             raise forbidden("", "configmaps", request.name, "denied by test hook")
 
 
-async def test_hooks_run_mutate_then_validate(server: APIServer, kube: Kube, ns: str) -> None:
+async def test_hooks_run_mutate_then_validate(env: Environment, kube: Kube, ns: str) -> None:
     """Mutations are stored; validation sees the final object; both run once per create."""
     hook = Recorder()
-    server.admission.append(hook)
+    assert env.server is not None
+    env.server.admission.append(hook)
     obj = await kube.create_ok(f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": "a"}})
     assert obj["metadata"]["labels"] == {"mutated": "yes"}
     assert hook.calls == [("mutate", "CREATE", "a"), ("validate", "CREATE", "a")]
 
 
-async def test_validating_hook_can_deny(server: APIServer, kube: Kube, ns: str) -> None:
+async def test_validating_hook_can_deny(env: Environment, kube: Kube, ns: str) -> None:
     """A StatusError raised by a validating hook is the response; nothing is stored."""
-    server.admission.append(Recorder())
+    assert env.server is not None
+    env.server.admission.append(Recorder())
     path = f"/api/v1/namespaces/{ns}/configmaps"
     status, body, _ = await kube.post(path, {"metadata": {"name": "denied"}})
     assert status == 403
@@ -51,12 +58,13 @@ async def test_validating_hook_can_deny(server: APIServer, kube: Kube, ns: str) 
     assert status == 404
 
 
-async def test_delete_goes_through_validation(server: APIServer, kube: Kube, ns: str) -> None:
+async def test_delete_goes_through_validation(env: Environment, kube: Kube, ns: str) -> None:
     """DELETE requests reach validating admission with the stored object as old."""
     hook = Recorder()
     path = f"/api/v1/namespaces/{ns}/configmaps"
     await kube.create_ok(path, {"metadata": {"name": "d"}})
-    server.admission.append(hook)
+    assert env.server is not None
+    env.server.admission.append(hook)
     status, _, _ = await kube.delete(f"{path}/d")
     assert status == 200
     assert hook.calls == [("validate", "DELETE", "d")]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
+import pytest
+from kubernetes_asyncio import client as k8s
 
-from pyctrl.envtest._server import APIServer
-from tests.envtest.conftest import TOKEN, Kube
+from pyctrl.envtest import Environment
+from tests.envtest.conftest import Kube, own
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -31,7 +32,7 @@ def owner_ref(owner: dict[str, Any], *, block: bool = False) -> dict[str, Any]:
 
 
 async def wait_for(kube: Kube, path: str, done: Callable[[dict[str, Any] | None], bool]) -> None:
-    """Wait (at most 5 s) until ``done`` holds for the object at ``path`` (None: deleted)."""
+    """Wait (at most 20 s) until ``done`` holds for the object at ``path`` (None: deleted)."""
     collection, name = path.rsplit("/", 1)
     status, obj, _ = await kube.get(path)
     current = obj if status == 200 else None
@@ -47,7 +48,7 @@ async def wait_for(kube: Kube, path: str, done: Callable[[dict[str, Any] | None]
         "resourceVersion": current["metadata"]["resourceVersion"],
         "fieldSelector": f"metadata.name={name}",
     }
-    async with asyncio.timeout(5):
+    async with asyncio.timeout(20):
         await kube.watch_lines(collection, stop=stop, params=params)
 
 
@@ -103,6 +104,7 @@ async def test_no_new_finalizers_while_deleting(kube: Kube, ns: str) -> None:
     assert cause["reason"] == "FieldValueForbidden"
     assert cause["field"] == "metadata.finalizers"
     assert "no new finalizers can be added if the object is being deleted" in cause["message"]
+    await kube.patch(f"{path}/f", {"metadata": {"finalizers": None}})
 
 
 async def test_last_finalizer_removal_emits_deleted(kube: Kube, ns: str) -> None:
@@ -166,9 +168,10 @@ async def test_delete_collection_with_label_selector(kube: Kube, ns: str) -> Non
     assert status == 200
     assert body["kind"] == "ConfigMapList"
     remaining = await kube.get_ok(path)
-    assert [i["metadata"]["name"] for i in remaining["items"]] == ["b"]
+    assert own(i["metadata"]["name"] for i in remaining["items"]) == ["b"]
 
 
+@pytest.mark.needs_controllers
 async def test_gc_deletes_dependents_of_deleted_owner(kube: Kube, ns: str) -> None:
     """Background deletion: the garbage collector deletes dependents after the owner."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -178,6 +181,7 @@ async def test_gc_deletes_dependents_of_deleted_owner(kube: Kube, ns: str) -> No
     await wait_gone(kube, f"{path}/child")
 
 
+@pytest.mark.needs_controllers
 async def test_gc_deletes_objects_with_dangling_owner(kube: Kube, ns: str) -> None:
     """An object whose owner uid does not exist is collected."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -190,9 +194,13 @@ async def test_gc_deletes_objects_with_dangling_owner(kube: Kube, ns: str) -> No
     await wait_gone(kube, f"{path}/orphaned")
 
 
-async def test_gc_keeps_dependents_with_a_live_owner(
-    kube: Kube, ns: str, server: APIServer
-) -> None:
+def _owners(obj: dict[str, Any] | None) -> list[str]:
+    assert obj is not None, "deleted"
+    return [r["name"] for r in obj["metadata"].get("ownerReferences") or ()]
+
+
+@pytest.mark.needs_controllers
+async def test_gc_keeps_dependents_with_a_live_owner(kube: Kube, ns: str) -> None:
     """Dependents with one live owner stay; the dangling reference is removed."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
     first = await kube.create_ok(path, cm("first"))
@@ -200,14 +208,11 @@ async def test_gc_keeps_dependents_with_a_live_owner(
     refs = [owner_ref(first), owner_ref(second)]
     await kube.create_ok(path, cm("child", ownerReferences=refs))
     await kube.delete(f"{path}/first")
-    await server.wait_idle()
-    child = await kube.get_ok(f"{path}/child")
-    assert [r["name"] for r in child["metadata"]["ownerReferences"]] == ["second"]
+    await wait_for(kube, f"{path}/child", lambda obj: _owners(obj) == ["second"])
 
 
-async def test_orphan_propagation_strips_owner_references(
-    kube: Kube, ns: str, server: APIServer
-) -> None:
+@pytest.mark.needs_controllers
+async def test_orphan_propagation_strips_owner_references(kube: Kube, ns: str) -> None:
     """propagationPolicy=Orphan keeps dependents and removes their reference to the owner."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
     owner = await kube.create_ok(path, cm("owner"))
@@ -216,11 +221,12 @@ async def test_orphan_propagation_strips_owner_references(
     assert status == 200
     assert "orphan" in body["metadata"]["finalizers"]
     await wait_gone(kube, f"{path}/owner")
-    await server.wait_idle()
+    # The collector removes the orphan finalizer only after stripping the references.
     child = await kube.get_ok(f"{path}/child")
     assert "ownerReferences" not in child["metadata"]
 
 
+@pytest.mark.needs_controllers
 async def test_foreground_deletion_deletes_dependents_first(kube: Kube, ns: str) -> None:
     """Foreground: the owner waits (foregroundDeletion finalizer) until blocking dependents go."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -243,21 +249,24 @@ async def test_foreground_deletion_deletes_dependents_first(kube: Kube, ns: str)
     await wait_gone(kube, f"{path}/owner")
 
 
+@pytest.mark.embedded_only
 async def test_gc_can_be_switched_off() -> None:
     """With the garbage collector off, dependents of a deleted owner stay."""
     async with (
-        APIServer(tokens=[TOKEN], ssl_context=None, garbage_collector=False) as srv,
-        aiohttp.ClientSession() as session,
+        Environment(garbage_collector=False) as env,
+        k8s.ApiClient(env.config) as api,
     ):
-        kube = Kube(session, srv.url)
+        assert env.server is not None
+        kube = Kube(api)
         path = "/api/v1/namespaces/default/configmaps"
         owner = await kube.create_ok(path, cm("owner"))
         await kube.create_ok(path, cm("child", ownerReferences=[owner_ref(owner)]))
         await kube.delete(f"{path}/owner")
-        await srv.wait_idle()
+        await env.server.wait_idle()
         await kube.get_ok(f"{path}/child")
 
 
+@pytest.mark.needs_controllers
 async def test_namespace_deletion_removes_content_then_namespace(kube: Kube, ns: str) -> None:
     """A deleted namespace is Terminating, its content is deleted, then it is removed."""
     await kube.create_ok(f"/api/v1/namespaces/{ns}/configmaps", cm("a"))
@@ -283,22 +292,32 @@ async def test_terminating_namespace_rejects_creates(kube: Kube, ns: str) -> Non
         "it is being terminated"
     )
     assert body["details"]["causes"][0]["reason"] == "NamespaceTerminating"
+    await kube.patch(f"/api/v1/namespaces/{ns}/configmaps/held", {"metadata": {"finalizers": None}})
 
 
-async def test_namespace_waits_for_finalized_content(
-    kube: Kube, ns: str, server: APIServer
-) -> None:
+def _conditions(obj: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    assert obj is not None, "deleted"
+    return {c["type"]: c for c in obj.get("status", {}).get("conditions") or ()}
+
+
+@pytest.mark.needs_controllers
+async def test_namespace_waits_for_finalized_content(kube: Kube, ns: str) -> None:
     """A namespace with content held by finalizers stays Terminating with conditions saying so."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
     await kube.create_ok(path, cm("held", finalizers=["example.com/x"]))
     await kube.delete(f"/api/v1/namespaces/{ns}")
-    await server.wait_idle()
+    await wait_for(
+        kube,
+        f"/api/v1/namespaces/{ns}",
+        lambda obj: (
+            _conditions(obj).get("NamespaceFinalizersRemaining", {}).get("status") == "True"
+        ),
+    )
     namespace = await kube.get_ok(f"/api/v1/namespaces/{ns}")
-    conditions = {c["type"]: c for c in namespace["status"]["conditions"]}
-    assert conditions["NamespaceFinalizersRemaining"]["status"] == "True"
+    assert namespace["status"]["phase"] == "Terminating"
     assert (
         "example.com/x in 1 resource instances"
-        in conditions["NamespaceFinalizersRemaining"]["message"]
+        in _conditions(namespace)["NamespaceFinalizersRemaining"]["message"]
     )
     await kube.patch(f"{path}/held", {"metadata": {"finalizers": None}})
     await wait_gone(kube, f"/api/v1/namespaces/{ns}")

@@ -11,36 +11,55 @@ import copy
 import uuid
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyctrl.envtest import _api, _patch
+from tests.envtest.conftest import unique
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from tests.envtest.conftest import Kube
 
-NAMESPACES = ("ord-a", "ord-a-b", "ord-ab")
-# etcd keys are ".../<namespace>/<name>": "-" sorts before "/", and "/" before "b".
-KEY_ORDER = [(ns, name) for ns in ("ord-a-b", "ord-a", "ord-ab") for name in ("x", "y")]
+
+class Order:
+    """Three namespaces whose names sort differently as keys than as strings."""
+
+    def __init__(self) -> None:
+        prefix = unique("ord")
+        self.labels = {"app": prefix}
+        self.label = f"app={prefix}"
+        self.namespaces = (f"{prefix}-a", f"{prefix}-a-b", f"{prefix}-ab")
+        a, a_b, ab = self.namespaces
+        # etcd keys are ".../<namespace>/<name>": "-" sorts before "/", and "/" before "b".
+        self.key_order = [(ns, name) for ns in (a_b, a, ab) for name in ("x", "y")]
 
 
-async def _configmaps(kube: Kube) -> None:
-    for ns in NAMESPACES:
+@pytest.fixture
+async def order(kube: Kube) -> AsyncIterator[Order]:
+    """Two ConfigMaps, created in reverse order, in each of the `Order` namespaces."""
+    made = Order()
+    for ns in made.namespaces:
         await kube.create_ok("/api/v1/namespaces", {"metadata": {"name": ns}})
         for name in ("y", "x"):
-            body = {"metadata": {"name": name, "labels": {"app": "order"}}}
+            body = {"metadata": {"name": name, "labels": made.labels}}
             await kube.create_ok(f"/api/v1/namespaces/{ns}/configmaps", body)
+    yield made
+    for ns in made.namespaces:
+        await kube.delete(f"/api/v1/namespaces/{ns}")
 
 
 def _keys(items: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in items]
 
 
-async def _pages(kube: Kube, params: dict[str, str]) -> list[tuple[str, str]]:
+async def _pages(kube: Kube, label: str) -> list[tuple[str, str]]:
     seen: list[tuple[str, str]] = []
     token = ""
     while True:
-        query = {**params, "limit": "1", "labelSelector": "app=order"}
+        query = {"limit": "1", "labelSelector": label}
         if token:
             query["continue"] = token
         page = await kube.get_ok("/api/v1/configmaps", params=query)
@@ -50,34 +69,33 @@ async def _pages(kube: Kube, params: dict[str, str]) -> list[tuple[str, str]]:
             return seen
 
 
-async def test_list_across_namespaces_is_in_etcd_key_order(kube: Kube) -> None:
+async def test_list_across_namespaces_is_in_etcd_key_order(kube: Kube, order: Order) -> None:
     """A list of all namespaces is ordered by namespace/name as etcd orders its keys."""
-    await _configmaps(kube)
-    listed = await kube.get_ok("/api/v1/configmaps", params={"labelSelector": "app=order"})
-    assert _keys(listed["items"]) == KEY_ORDER
+    listed = await kube.get_ok("/api/v1/configmaps", params={"labelSelector": order.label})
+    assert _keys(listed["items"]) == order.key_order
 
 
-async def test_paginated_list_across_namespaces_returns_each_object_once(kube: Kube) -> None:
+async def test_paginated_list_across_namespaces_returns_each_object_once(
+    kube: Kube, order: Order
+) -> None:
     """Pages of one item each walk every namespace in key order, missing and repeating none."""
-    await _configmaps(kube)
-    assert await _pages(kube, {}) == KEY_ORDER
+    assert await _pages(kube, order.label) == order.key_order
 
 
-async def test_paginated_list_pages_come_from_the_first_pages_snapshot(kube: Kube) -> None:
+async def test_paginated_list_pages_come_from_the_first_pages_snapshot(
+    kube: Kube, order: Order
+) -> None:
     """Objects created after the first page are not in later pages of the same list."""
-    await _configmaps(kube)
     first = await kube.get_ok(
-        "/api/v1/configmaps", params={"limit": "2", "labelSelector": "app=order"}
+        "/api/v1/configmaps", params={"limit": "2", "labelSelector": order.label}
     )
-    await kube.create_ok(
-        "/api/v1/namespaces/ord-a/configmaps",
-        {"metadata": {"name": "late", "labels": {"app": "order"}}},
-    )
+    late = {"metadata": {"name": "late", "labels": order.labels}}
+    await kube.create_ok(f"/api/v1/namespaces/{order.namespaces[0]}/configmaps", late)
     rest = await kube.get_ok(
         "/api/v1/configmaps",
-        params={"continue": first["metadata"]["continue"], "labelSelector": "app=order"},
+        params={"continue": first["metadata"]["continue"], "labelSelector": order.label},
     )
-    assert _keys(first["items"]) + _keys(rest["items"]) == KEY_ORDER
+    assert _keys(first["items"]) + _keys(rest["items"]) == order.key_order
 
 
 def _reference_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:

@@ -11,6 +11,7 @@ import pytest
 
 from pyctrl.envtest import Environment
 from pyctrl.envtest._table import date_cell
+from tests.envtest.conftest import unique
 from tests.kubectl import Kubectl
 
 if TYPE_CHECKING:
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
 
     from tests.envtest.conftest import Kube
 
-GROUP = "dates.example.com"
-CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 NOW = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -28,13 +27,13 @@ def stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def crd() -> dict[str, Any]:
+def crd(group: str) -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"events.{GROUP}"},
+        "metadata": {"name": f"events.{group}"},
         "spec": {
-            "group": GROUP,
+            "group": group,
             "names": {"kind": "Event", "listKind": "EventList", "plural": "events"},
             "scope": "Namespaced",
             "versions": [
@@ -65,9 +64,9 @@ def crd() -> dict[str, Any]:
     }
 
 
-def event(name: str, seen: Any) -> dict[str, Any]:
+def event(group: str, name: str, seen: Any) -> dict[str, Any]:
     return {
-        "apiVersion": f"{GROUP}/v1",
+        "apiVersion": f"{group}/v1",
         "kind": "Event",
         "metadata": {"name": name},
         "spec": {"seen": seen},
@@ -98,14 +97,15 @@ def test_date_cell(value: str, text: str) -> None:
     assert date_cell(value, NOW) == text
 
 
-async def test_date_columns_of_a_table_show_ages(kube: Kube, ns: str) -> None:
+async def test_date_columns_of_a_table_show_ages(env: Environment, kube: Kube, ns: str) -> None:
     """A CRD's date columns are ages in Table answers; a non-string value is an empty cell."""
-    await kube.create_ok(CRD_PATH, crd())
-    path = f"/apis/{GROUP}/v1/namespaces/{ns}/events"
+    group = f"{unique('dates')}.example.com"
+    await env.install_crds([crd(group)])
+    path = f"/apis/{group}/v1/namespaces/{ns}/events"
     seen = datetime.now(UTC) - timedelta(days=10, hours=1)
-    await kube.create_ok(path, event("old", stamp(seen)))
-    await kube.create_ok(path, event("odd", "not a time"))
-    await kube.create_ok(path, event("number", 7))
+    await kube.create_ok(path, event(group, "old", stamp(seen)))
+    await kube.create_ok(path, event(group, "odd", "not a time"))
+    await kube.create_ok(path, event(group, "number", 7))
     table = await kube.get_ok(path, accept=TABLE)
     rows = {row["cells"][0]: row["cells"][1:] for row in table["rows"]}
     assert rows["old"][0] == "10d"
@@ -119,7 +119,8 @@ async def test_date_columns_of_a_table_show_ages(kube: Kube, ns: str) -> None:
 
 async def test_kubectl_get_prints_date_columns_as_ages(tmp_path: Path) -> None:
     """`kubectl get` shows a date printer column as an age such as 10d, not a timestamp."""
-    async with Environment(crds=[crd()]) as env:
+    group = f"{unique('dates')}.example.com"
+    async with Environment(crds=[crd(group)]) as env:
         kubectl = Kubectl(env.kubeconfig_path, tmp_path, f"dates-{uuid.uuid4().hex[:8]}")
         namespace = {
             "apiVersion": "v1",
@@ -128,8 +129,9 @@ async def test_kubectl_get_prints_date_columns_as_ages(tmp_path: Path) -> None:
         }
         await kubectl("apply", "-f", "-", stdin=namespace)
         seen = datetime.now(UTC) - timedelta(days=10, hours=1)
-        await kubectl("apply", "-f", "-", stdin=event("old", stamp(seen)))
-        lines = (await kubectl("get", f"events.{GROUP}")).out.splitlines()
+        await kubectl("apply", "-f", "-", stdin=event(group, "old", stamp(seen)))
+        lines = (await kubectl("get", f"events.{group}")).out.splitlines()
+        await kubectl("delete", "namespace", kubectl.namespace, "--wait=false")
     assert lines[0].split() == ["NAME", "SEEN", "AGE"]
     name, seen_cell, age = lines[1].split()
     assert (name, seen_cell) == ("old", "10d")

@@ -6,15 +6,19 @@ import asyncio
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import orjson
+import pytest
+from kubernetes_asyncio import client as k8s
 
+from pyctrl.envtest import Environment
 from pyctrl.envtest._api import WriteOptions
 from pyctrl.envtest._server import APIServer
-from tests.envtest.conftest import TOKEN, Kube
+from tests.envtest.conftest import Kube, server_config
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+
+    import aiohttp
 
 
 class Stream:
@@ -50,12 +54,7 @@ class Stream:
 async def watch(
     kube: Kube, path: str, accept: str | None = None, **params: str
 ) -> AsyncIterator[Stream]:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
-    if accept:
-        headers["Accept"] = accept
-    query = {"watch": "true", **params}
-    async with kube.session.get(kube.base + path, headers=headers, params=query) as resp:
-        assert resp.status == 200, await resp.text()
+    async with kube.stream(path, params=params, accept=accept) as resp:
         yield Stream(resp)
 
 
@@ -107,24 +106,51 @@ async def test_watch_from_version_skips_earlier_events(kube: Kube, ns: str) -> N
     assert event["object"]["metadata"]["name"] == "new"
 
 
+def assert_expired(event: dict[str, Any], rv: str) -> None:
+    """``event`` is the ERROR event of a watch resumed from the too old version ``rv``."""
+    assert event["type"] == "ERROR"
+    status = event["object"]
+    assert (status["kind"], status["apiVersion"], status["status"]) == ("Status", "v1", "Failure")
+    assert (status["code"], status["reason"]) == (410, "Expired")
+    assert status["message"].startswith(f"too old resource version: {rv} (")
+
+
+@pytest.mark.embedded_only
 async def test_watch_from_compacted_version_gets_410_error_event(
-    server: APIServer, kube: Kube, ns: str
+    env: Environment, kube: Kube, ns: str
 ) -> None:
     """Resuming from a version older than the history answers an ERROR event with 410 Expired."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
     old = await kube.create_ok(path, cm("a"))
     await kube.create_ok(path, cm("b"))
-    server.faults.compact()
+    env.faults.compact()
     async with watch(kube, path, resourceVersion=old["metadata"]["resourceVersion"]) as stream:
         event = await stream.next()
         assert await stream.ended()
-    assert event["type"] == "ERROR"
-    status = event["object"]
-    assert status["code"] == 410
-    assert status["reason"] == "Expired"
-    assert status["message"].startswith(
-        f"too old resource version: {old['metadata']['resourceVersion']} ("
-    )
+    assert_expired(event, old["metadata"]["resourceVersion"])
+
+
+@pytest.mark.embedded_only
+async def test_watch_from_beyond_the_history_window_gets_410() -> None:
+    """With history_size=3, a watch resumed from before the last three events gets 410 Expired."""
+    async with Environment(history_size=3) as env, k8s.ApiClient(env.config) as api:
+        kube = Kube(api)
+        path = "/api/v1/namespaces/default/configmaps"
+        old = await kube.create_ok(path, cm("old"))
+        rv = old["metadata"]["resourceVersion"]
+        await kube.create_ok(path, cm("new-0"))
+        async with watch(kube, path, resourceVersion=rv) as stream:
+            assert (await stream.next())["object"]["metadata"]["name"] == "new-0"
+        for i in range(1, 10):
+            await kube.create_ok(path, cm(f"new-{i}"))
+        async with watch(kube, path, resourceVersion=rv) as stream:
+            event = await stream.next()
+            assert await stream.ended()
+        assert_expired(event, rv)
+        recent = await kube.get_ok(path)
+        async with watch(kube, path, resourceVersion=recent["metadata"]["resourceVersion"]) as s:
+            await kube.create_ok(path, cm("newest"))
+            assert (await s.next())["object"]["metadata"]["name"] == "newest"
 
 
 async def test_watch_label_selector_transitions(kube: Kube, ns: str) -> None:
@@ -164,11 +190,14 @@ async def test_legacy_watch_path(kube: Kube, ns: str) -> None:
 
 
 async def test_bookmarks_carry_only_the_resource_version(kube: Kube, ns: str) -> None:
-    """allowWatchBookmarks sends periodic BOOKMARK events with kind, apiVersion and the RV."""
+    """allowWatchBookmarks sends a BOOKMARK with kind, apiVersion and the RV before the timeout."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
     created = await kube.create_ok(path, cm("a"))
     rv = created["metadata"]["resourceVersion"]
-    async with watch(kube, path, resourceVersion=rv, allowWatchBookmarks="true") as stream:
+    # kube-apiserver sends one 2 s before the watch's deadline (and about every minute).
+    async with watch(
+        kube, path, resourceVersion=rv, allowWatchBookmarks="true", timeoutSeconds="3"
+    ) as stream:
         event = await stream.next()
     assert event["type"] == "BOOKMARK"
     obj = event["object"]
@@ -230,30 +259,27 @@ async def test_watch_across_namespaces(kube: Kube, ns: str) -> None:
     assert event["object"]["metadata"]["name"] == "second"
 
 
-async def test_drop_watches_ends_streams(server: APIServer, kube: Kube, ns: str) -> None:
+@pytest.mark.embedded_only
+async def test_drop_watches_ends_streams(env: Environment, kube: Kube, ns: str) -> None:
     """faults.drop_watches closes every open watch cleanly."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
     await kube.create_ok(path, cm("a"))
     async with watch(kube, path) as stream:
         await stream.next()
-        assert server.faults.drop_watches() >= 1
+        assert env.faults.drop_watches() >= 1
         assert await stream.ended()
 
 
-async def test_slow_watcher_is_closed_without_blocking_writers(kube: Kube, ns: str) -> None:
+@pytest.mark.embedded_only
+async def test_slow_watcher_is_closed_without_blocking_writers() -> None:
     """A watcher that does not read is closed once its buffer overflows; writes go on."""
-    srv = APIServer(tokens=[TOKEN], ssl_context=None, watch_queue_size=5)
-    async with srv, aiohttp.ClientSession() as session:
-        client = Kube(session, srv.url)
+    srv = APIServer(tokens=["token"], ssl_context=None, watch_queue_size=5)
+    async with srv, k8s.ApiClient(server_config(srv, "token")) as api:
+        client = Kube(api)
         path = "/api/v1/namespaces/default/configmaps"
         start = await client.create_ok(path, cm("seed"))
         rv = start["metadata"]["resourceVersion"]
-        async with session.get(
-            srv.url + path,
-            headers={"Authorization": f"Bearer {TOKEN}"},
-            params={"watch": "true", "resourceVersion": rv},
-        ) as resp:
-            assert resp.status == 200
+        async with client.stream(path, params={"resourceVersion": rv}) as resp:
             # Writes committed in one event-loop turn: the watcher cannot drain in between.
             rt = srv.registry.lookup("", "v1", "configmaps")
             assert rt is not None

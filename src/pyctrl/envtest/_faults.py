@@ -1,9 +1,10 @@
 """Fault injection for the embedded API server.
 
 Tests of an operator's resilience need an API server that misbehaves on demand: the next few
-requests fail with 500 or 429, some requests are slow, every watch is cut, or the event history
-is compacted so resuming watches get 410 Expired and must re-list. :class:`Faults` is that
-switchboard (``server.faults``); ``clear()`` turns everything off.
+requests fail with 500 or 429, some requests are slow, every watch is cut, the event history
+is compacted so resuming watches get 410 Expired and must re-list, or the server restarts
+(every connection dropped, the data kept). :class:`Faults` is that switchboard
+(``server.faults``, ``Environment.faults``); ``clear()`` turns the failures and latency off.
 
 Verbs are kube-apiserver's request verbs: get, list, watch, create, update, patch, delete,
 deletecollection. A resource filter matches the plural (``configmaps``) or the plural with its
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING
 from pyctrl.envtest._errors import StatusError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
 VERBS = frozenset(
     {"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
@@ -74,16 +75,18 @@ class _Latency:
 
 
 class Faults:
-    """Injected failures, latency, dropped watches and compaction (``server.faults``)."""
+    """Injected failures, latency, dropped watches, compaction and restarts (``server.faults``)."""
 
     def __init__(
         self,
         *,
         drop_watches: Callable[[], int],
         compact: Callable[[], None],
+        restart: Callable[[], Awaitable[None]],
     ) -> None:
         self._drop_watches = drop_watches
         self._compact = compact
+        self._restart = restart
         self._failures: list[_Failure] = []
         self._latencies: list[_Latency] = []
 
@@ -120,6 +123,21 @@ class Faults:
     def compact(self) -> None:
         """Forget the event history: watches resuming from an older version get 410 Expired."""
         self._compact()
+
+    async def restart(self) -> None:
+        """Restart the server: every connection and watch is dropped, the data is kept.
+
+        The server listens again on the same address before this returns, with the same
+        objects and resourceVersions, as kube-apiserver comes back with etcd's data:
+        clients see their watches end, then re-list or re-watch. The event history is kept,
+        so watches may resume where they were; a real kube-apiserver starts with an empty
+        watch cache instead, which `compact` after the restart reproduces (resuming watches
+        get 410 Expired and must re-list). Injected failures and latency stay.
+
+        Raises:
+            RuntimeError: If the server is not running.
+        """
+        await self._restart()
 
     def clear(self) -> None:
         """Remove every injected failure and latency."""

@@ -10,9 +10,10 @@ client-go-style clients and kubernetes_asyncio talk to it as to a real cluster. 
 ``system:anonymous``). Discovery and OpenAPI documents come from ``_discovery`` and
 ``_openapi``; the semantics of each verb from ``_api``; watches from ``_watch``.
 
-Objects live in memory (``_store``); ``restart()`` drops every connection and serves again
-on the same port with the same data, and ``faults`` injects failures. See
-docs/envtest-server.md for what is implemented and where it differs from kube-apiserver.
+Objects live in memory (``_store``); ``restart()`` (also ``faults.restart()``) drops every
+connection and serves again on the same port with the same data, and ``faults`` injects
+failures. See docs/envtest-server.md for what is implemented and where it differs from
+kube-apiserver.
 """
 
 from __future__ import annotations
@@ -301,7 +302,9 @@ class APIServer:
         self.controllers = Controllers(
             self.api, self.crd_controller, garbage_collector=garbage_collector
         )
-        self.faults = Faults(drop_watches=self._drop_watches, compact=self._compact)
+        self.faults = Faults(
+            drop_watches=self._drop_watches, compact=self._compact, restart=self.restart
+        )
         self.url = ""
         self._runner: web.AppRunner | None = None
         self._controllers_task: asyncio.Task[None] | None = None
@@ -1028,8 +1031,7 @@ class APIServer:
     ) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
-        interval = self.bookmark_interval
-        next_bookmark = loop.time() + interval if bookmarks else float("inf")
+        next_bookmark = self._next_bookmark(loop.time(), deadline) if bookmarks else float("inf")
         while True:
             chunks = watcher.drain()
             if chunks:
@@ -1054,7 +1056,7 @@ class APIServer:
                 await response.write(
                     encode_event("BOOKMARK", view.bookmark({"resourceVersion": str(rv)}))
                 )
-                next_bookmark = now + interval
+                next_bookmark = self._next_bookmark(now, deadline)
                 continue
             transport = request.transport
             if transport is None or transport.is_closing():
@@ -1062,6 +1064,13 @@ class APIServer:
             await watcher.wait(min(deadline, next_bookmark, now + 5.0) - now)
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
+
+    def _next_bookmark(self, now: float, deadline: float) -> float:
+        # kube-apiserver's cacheWatcher.nextBookmarkTime: a heartbeat every interval, and
+        # one 2 s before the deadline so the client resumes from a recent version; none
+        # once that moment has passed.
+        moment = min(now + self.bookmark_interval, deadline - 2.0)
+        return moment if moment >= now else float("inf")
 
     @staticmethod
     def _parse_rv(value: str) -> int:

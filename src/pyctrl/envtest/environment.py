@@ -338,6 +338,12 @@ class Environment:
         self._rest: _Rest | None = None
         self._control_plane: _binaries.ControlPlane | None = None
         self._created_crds: list[str] = []
+        self._webhook_certs: _certs.CertDir | None = None
+        # What install_webhooks changed, to undo at stop on an existing cluster: each
+        # configuration's previous state (None: it created it), each CRD's previous
+        # spec.conversion (None: it had none).
+        self._webhook_previous: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._conversion_previous: dict[str, dict[str, Any] | None] = {}
         self._started = False
 
     # -- public surface -----------------------------------------------------
@@ -455,6 +461,8 @@ class Environment:
         if not self._started:
             return
         try:
+            if self.mode == "existing" and self._rest is not None:
+                await self._uninstall_webhooks()
             if self.mode == "existing" and self._created_crds and self._rest is not None:
                 await self._uninstall_crds()
         finally:
@@ -475,6 +483,9 @@ class Environment:
                 self._config = None
                 self._kubeconfig_path = None
                 self._created_crds = []
+                self._webhook_certs = None
+                self._webhook_previous = {}
+                self._conversion_previous = {}
                 self.token = None
                 self._started = False
 
@@ -514,11 +525,46 @@ class Environment:
         self.crds.extend(installed)
         return installed
 
+    @property
+    def webhook_cert_dir(self) -> Path:
+        """A directory with a serving certificate for a local webhook server.
+
+        Holds ``tls.crt``, ``tls.key`` and ``ca.crt``: a certificate for ``localhost``,
+        ``127.0.0.1`` and ``::1`` signed by a CA generated for this environment (made on
+        first use, removed at stop), as controller-runtime's ``WebhookInstallOptions``
+        prepares ``LocalServingCertDir``. Give it to the webhook server
+        (``Server(cert_dir=env.webhook_cert_dir)``); `install_webhooks` then trusts it
+        without a ``ca_bundle``.
+
+        Raises:
+            EnvtestError: Before `start`.
+        """
+        return self._webhook_cert_files().directory
+
+    @property
+    def webhook_ca_bundle(self) -> bytes:
+        """PEM of the CA that signed the certificate in `webhook_cert_dir`.
+
+        Raises:
+            EnvtestError: Before `start`.
+        """
+        return self._webhook_cert_files().ca_file.read_bytes()
+
+    def _webhook_cert_files(self) -> _certs.CertDir:
+        if self._tmpdir is None:
+            raise EnvtestError("the Environment is not started: no webhook certificates yet")
+        if self._webhook_certs is None:
+            ca = _certs.generate_ca("pyctrl-envtest-webhook-ca")
+            self._webhook_certs = _certs.write_cert_dir(
+                self._tmpdir / "webhook-certs", _certs.issue_serving_cert(ca)
+            )
+        return self._webhook_certs
+
     async def install_webhooks(
         self,
         webhook_server: WebhookServer,
         *,
-        ca_bundle: bytes,
+        ca_bundle: bytes | None = None,
         host: str = "127.0.0.1",
         failure_policy: str = "Fail",
         timeout_seconds: int = 10,
@@ -526,19 +572,26 @@ class Environment:
         """Point the API server at a running local webhook server (``WebhookInstallOptions``).
 
         Creates (or replaces) the Mutating- and ValidatingWebhookConfigurations for what
-        ``webhook_server`` serves, with ``https://host:port`` URLs and ``ca_bundle``, and
+        ``webhook_server`` serves, with ``https://host:port`` URLs and the CA bundle, and
         sets the conversion webhook on the installed CRDs whose conversion it serves. Works
-        in every mode, as it only writes API objects.
+        in every mode, as it only writes API objects; on an existing cluster `stop` deletes
+        the configurations it created, restores those it replaced, and puts back the
+        CRDs' previous ``spec.conversion``.
 
         Args:
             webhook_server: A `pyctrl.webhook.Server` (the Manager's ``webhook_server``).
-            ca_bundle: PEM of the CA that signed the webhook server's certificate.
+            ca_bundle: PEM of the CA that signed the webhook server's certificate; by
+                default the CA of `webhook_cert_dir`, which the server must then serve.
             host: The address the API server reaches the webhook server at.
             failure_policy: ``Fail`` or ``Ignore``.
             timeout_seconds: Per-call timeout the API server applies.
 
         Returns:
             The configuration objects as created.
+
+        Raises:
+            EnvtestError: No ``ca_bundle`` while the server's certificate directory is
+                not `webhook_cert_dir` (the API server could not trust it).
         """
         from pyctrl.webhook import (
             ClientConfig,
@@ -548,6 +601,14 @@ class Environment:
         )
 
         rest = self._require_rest()
+        if ca_bundle is None:
+            if Path(webhook_server.cert_dir) != self.webhook_cert_dir:
+                raise EnvtestError(
+                    f"install_webhooks needs ca_bundle: the webhook server serves the "
+                    f"certificate in {str(webhook_server.cert_dir)!r}, not the one in "
+                    f"env.webhook_cert_dir ({str(self.webhook_cert_dir)!r})"
+                )
+            ca_bundle = self.webhook_ca_bundle
         await webhook_server.wait_started()
         client = ClientConfig(url=f"https://{host}:{webhook_server.port}", ca_bundle=ca_bundle)
         created = []
@@ -559,10 +620,12 @@ class Environment:
             name = config["metadata"]["name"]
             try:
                 created.append(await rest.request("POST", base, config))
+                self._webhook_previous.setdefault((base, name), None)
             except APIError as exc:
                 if exc.reason != "AlreadyExists":
                     raise
                 live = await rest.request("GET", f"{base}/{name}")
+                self._webhook_previous.setdefault((base, name), live)
                 replacement = {
                     **config,
                     "metadata": {
@@ -579,6 +642,7 @@ class Environment:
         ]
         for name in converting:
             live = await rest.request("GET", f"{_CRD_API}/{name}")
+            self._conversion_previous.setdefault(name, live["spec"].get("conversion"))
             live["spec"]["conversion"] = conversion_stanza(client)
             await rest.request("PUT", f"{_CRD_API}/{name}", live)
         if converting:
@@ -660,6 +724,35 @@ class Environment:
             if plural not in names:
                 return False
         return True
+
+    async def _uninstall_webhooks(self) -> None:
+        # Best effort, like the CRD removal: report what could not be undone, go on.
+        rest = self._require_rest()
+        for name, conversion in self._conversion_previous.items():
+            if name in self._created_crds:
+                continue  # deleted with the CRD
+            try:
+                live = await rest.request("GET", f"{_CRD_API}/{name}")
+                live["spec"]["conversion"] = conversion or {"strategy": "None"}
+                await rest.request("PUT", f"{_CRD_API}/{name}", live)
+            except APIError as exc:
+                logger.warning("cannot restore the CRD's conversion", crd=name, error=str(exc))
+        for (base, name), previous in self._webhook_previous.items():
+            try:
+                if previous is None:
+                    await rest.request("DELETE", f"{base}/{name}")
+                    continue
+                live = await rest.request("GET", f"{base}/{name}")
+                metadata = {k: v for k, v in previous["metadata"].items() if k != "managedFields"}
+                metadata["resourceVersion"] = live["metadata"]["resourceVersion"]
+                restored = {**previous, "metadata": metadata}
+                await rest.request("PUT", f"{base}/{name}", restored)
+            except NotFoundError:
+                pass
+            except APIError as exc:
+                logger.warning("cannot remove the webhook configuration", name=name, error=str(exc))
+        self._conversion_previous = {}
+        self._webhook_previous = {}
 
     async def _uninstall_crds(self) -> None:
         rest = self._require_rest()
