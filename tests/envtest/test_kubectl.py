@@ -575,3 +575,118 @@ async def test_get_watch_streams_events_from_other_writers(kubectl: Kubectl) -> 
         if proc.returncode is None:
             proc.terminate()
         await proc.wait()
+
+
+# -- built-in schemas and describe -------------------------------------------
+
+
+def _described(out: str) -> list[list[str]]:
+    """The whitespace-split lines of `kubectl describe` output (its column widths vary)."""
+    return [line.split() for line in out.splitlines()]
+
+
+async def test_explain_builtin_nested_list_field(kubectl: Kubectl) -> None:
+    """`kubectl explain` walks into a built-in kind's nested list and lists its items' fields."""
+    out = (await kubectl("explain", "deployment.spec.template.spec.containers")).out
+    assert "KIND:       Deployment" in out
+    assert "FIELD: containers <[]Container>" in out
+    assert "List of containers belonging to the pod." in out
+    assert "  image\t<string>" in out
+    assert "  ports\t<[]ContainerPort>" in out
+    assert "  env\t<[]EnvVar>" in out
+
+
+async def test_explain_builtin_nested_leaf_fields(kubectl: Kubectl) -> None:
+    """Nested built-in leaves show their type and description, IntOrString included."""
+    path = "deployment.spec.template.spec.containers.ports.containerPort"
+    out = (await kubectl("explain", path)).out
+    assert "FIELD: containerPort <integer>" in out
+    assert "Number of port to expose on the pod's IP address." in out
+    out = (await kubectl("explain", "service.spec.ports.targetPort")).out
+    assert "FIELD: targetPort <IntOrString>" in out
+
+
+async def test_explain_custom_resource_object_field(kubectl: Kubectl) -> None:
+    """`kubectl explain` of a custom resource's object field lists its own fields."""
+    out = (await kubectl("explain", "widgets.spec")).out
+    assert "FIELD: spec <Object>" in out
+    assert "Desired state." in out
+    assert "  size\t<integer>" in out
+    assert "  color\t<string>" in out
+
+
+async def test_apply_deployment_with_unknown_field_is_refused(kubectl: Kubectl) -> None:
+    """An unknown container field fails kubectl's strict apply, client- and server-side."""
+    bad = deployment("bogus", [{"name": "app", "image": "nginx:1.27", "bogusField": True}])
+    result = await kubectl("apply", "-f", "-", stdin=bad, check=False)
+    assert result.code != 0
+    assert (
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
+        'unknown field "spec.template.spec.containers[0].bogusField"'
+    ) in result.err
+    result = await kubectl("apply", "--server-side", "-f", "-", stdin=bad, check=False)
+    assert result.code != 0
+    assert (
+        '.spec.template.spec.containers[name="app"].bogusField: field not declared in schema'
+    ) in result.err
+    missing = await kubectl("get", "deployment", "bogus", check=False)
+    assert missing.code != 0
+
+
+async def test_apply_without_validation_drops_unknown_field(kubectl: Kubectl) -> None:
+    """`--validate=false` creates the Deployment and the server drops the unknown field."""
+    lax = deployment("lax", [{"name": "app", "image": "nginx:1.27", "bogusField": True}])
+    result = await kubectl("apply", "--validate=false", "-f", "-", stdin=lax)
+    assert result.out.strip() == "deployment.apps/lax created"
+    live = await kubectl.json("deployment", "lax")
+    container = live["spec"]["template"]["spec"]["containers"][0]
+    assert container == {
+        "name": "app",
+        "image": "nginx:1.27",
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
+
+
+async def test_describe_deployment(kubectl: Kubectl) -> None:
+    """`kubectl describe deployment` shows replicas, strategy and the pod template."""
+    web = deployment(
+        "web",
+        [
+            {
+                "name": "app",
+                "image": "nginx:1.27",
+                "ports": [{"containerPort": 80}],
+                "env": [{"name": "MODE", "value": "prod"}],
+            }
+        ],
+    )
+    web["spec"]["replicas"] = 2
+    await kubectl("apply", "-f", "-", stdin=web)
+    lines = _described((await kubectl("describe", "deployment", "web")).out)
+    assert ["Name:", "web"] in lines
+    assert ["Namespace:", kubectl.namespace] in lines
+    assert ["Selector:", "app=web"] in lines
+    replicas = next(line for line in lines if line[:1] == ["Replicas:"])
+    assert replicas[:3] == ["Replicas:", "2", "desired"]
+    assert ["StrategyType:", "RollingUpdate"] in lines
+    assert ["RollingUpdateStrategy:", "25%", "max", "unavailable,", "25%", "max", "surge"] in lines
+    assert ["Image:", "nginx:1.27"] in lines
+    assert ["Port:", "80/TCP"] in lines
+    assert ["MODE:", "prod"] in lines
+
+
+async def test_describe_service(kubectl: Kubectl) -> None:
+    """`kubectl describe service` shows type, selector, ports and the allocated cluster IP."""
+    await kubectl("apply", "-f", "-", stdin=service("api"))
+    live = await kubectl.json("service", "api")
+    lines = _described((await kubectl("describe", "service", "api")).out)
+    assert ["Name:", "api"] in lines
+    assert ["Selector:", "app=api"] in lines
+    assert ["Type:", "ClusterIP"] in lines
+    assert ["IP:", live["spec"]["clusterIP"]] in lines
+    assert ["Port:", "http", "80/TCP"] in lines
+    assert ["TargetPort:", "8080/TCP"] in lines
+    assert ["Session", "Affinity:", "None"] in lines

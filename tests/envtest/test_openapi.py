@@ -171,6 +171,71 @@ async def test_v3_builtin_kinds_have_gvk_and_operations(http: Http) -> None:
     assert "io.k8s.api.autoscaling.v1.Scale" in schemas
 
 
+async def test_v3_builtin_schemas_are_complete_with_merge_keys(http: Http) -> None:
+    """Built-in kinds are published in full, with kube-apiserver's list and patch extensions."""
+    document = await _v3(http, "apis/apps/v1")
+    schemas = document["components"]["schemas"]
+    deployment_spec = schemas["io.k8s.api.apps.v1.DeploymentSpec"]
+    assert deployment_spec["required"] == ["selector", "template"]
+    assert deployment_spec["properties"]["template"] == {
+        "$ref": "#/components/schemas/io.k8s.api.core.v1.PodTemplateSpec"
+    }
+    assert deployment_spec["properties"]["strategy"] == {
+        "allOf": [{"$ref": "#/components/schemas/io.k8s.api.apps.v1.DeploymentStrategy"}],
+        "x-kubernetes-patch-strategy": "retainKeys",
+    }
+    containers = schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["containers"]
+    assert containers["items"] == {"$ref": "#/components/schemas/io.k8s.api.core.v1.Container"}
+    assert {k: v for k, v in containers.items() if k.startswith("x-")} == {
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "x-kubernetes-patch-merge-key": "name",
+        "x-kubernetes-patch-strategy": "merge",
+    }
+    ports = schemas["io.k8s.api.core.v1.Container"]["properties"]["ports"]
+    assert ports["x-kubernetes-list-map-keys"] == ["containerPort", "protocol"]
+    assert ports["x-kubernetes-patch-merge-key"] == "containerPort"
+    volumes = schemas["io.k8s.api.core.v1.PodSpec"]["properties"]["volumes"]
+    assert volumes["x-kubernetes-patch-strategy"] == "merge,retainKeys"
+    conditions = schemas["io.k8s.api.apps.v1.DeploymentStatus"]["properties"]["conditions"]
+    assert conditions["x-kubernetes-patch-merge-key"] == "type"
+    max_surge = schemas["io.k8s.api.apps.v1.RollingUpdateDeployment"]["properties"]["maxSurge"]
+    assert max_surge["allOf"] == [
+        {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"}
+    ]
+    assert schemas["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["oneOf"] == [
+        {"type": "integer"},
+        {"type": "string"},
+    ]
+    label_selector = schemas["io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"]
+    assert label_selector["x-kubernetes-map-type"] == "atomic"
+
+
+async def test_v3_builtin_patch_accepts_strategic_merge_patches(http: Http) -> None:
+    """Built-in PATCH operations accept strategic merge patches, so kubectl computes them."""
+    document = await _v3(http, "apis/apps/v1")
+    item = document["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]
+    assert list(item["patch"]["requestBody"]["content"]) == [
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+        "application/apply-patch+yaml",
+    ]
+
+
+async def test_v2_builtin_definitions_carry_merge_keys(http: Http) -> None:
+    """The v2 document has the same full built-in definitions, references under definitions."""
+    _, _, document = await http.get("/openapi/v2")
+    definitions = document["definitions"]
+    ports = definitions["io.k8s.api.core.v1.ServiceSpec"]["properties"]["ports"]
+    assert ports["items"] == {"$ref": "#/definitions/io.k8s.api.core.v1.ServicePort"}
+    assert ports["x-kubernetes-patch-merge-key"] == "port"
+    assert ports["x-kubernetes-list-map-keys"] == ["port", "protocol"]
+    target_port = definitions["io.k8s.api.core.v1.ServicePort"]["properties"]["targetPort"]
+    assert target_port["$ref"] == "#/definitions/io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+    assert definitions["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["type"] == "string"
+
+
 async def test_v3_document_with_outdated_hash_redirects(http: Http) -> None:
     """A v3 URL with an outdated hash redirects to the current one."""
     _, _, index = await http.get("/openapi/v3")

@@ -7,7 +7,7 @@ subresources, optimistic concurrency on ``resourceVersion``, ``generation``, sys
 finalizers and deletion propagation, namespace lifecycle checks, dry runs, and the write
 pipeline of kube-apiserver::
 
-    decode -> default (and prune, for custom resources) -> managedFields
+    decode (drop unknown fields) -> default -> managedFields
            -> mutating admission -> system fields -> validation -> validating admission
            -> storage
 
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 import orjson
 
 from pyctrl.crd import _schema
-from pyctrl.envtest import _defaults, _managedfields, _patch, _validation
+from pyctrl.envtest import _builtin_schema, _defaults, _managedfields, _patch, _validation
 from pyctrl.envtest._admission import AdmissionHook, AdmissionRequest, ConversionHook
 from pyctrl.envtest._errors import (
     Cause,
@@ -130,6 +130,23 @@ _UUID_CLEAR: Final = ~((0xF000 << 64) | (0xC000 << 48))
 _UUID_SET: Final = (4 << 76) | (0x8000 << 48)
 
 
+def _go_print(value: Any) -> str:
+    """A decoded JSON value as Go's ``%v`` prints it (``map[spec:map[replicas:2]]``)."""
+    if value is None:
+        return "<nil>"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, float):
+        return _schema.go_float(value)
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(_go_print(v) for v in value) + "]"
+    return str(value)
+
+
 def fast_uuid4() -> str:
     """A random version-4 UUID string, several times cheaper than ``uuid.uuid4()``.
 
@@ -171,6 +188,11 @@ class WriteOptions:
     field_validation: str = "Warn"
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    patch_type: str = ""
+    """The patch type of a PATCH request (``json``, ``merge``, ``strategic``, ``apply``);
+    how a strict decoding error is reported depends on it."""
+    patch: Any = None
+    """The decoded patch of a PATCH request."""
 
 
 @dataclass
@@ -664,27 +686,82 @@ class API:
                 raise err
 
     @staticmethod
-    def _clean_meta(obj: dict[str, Any]) -> None:
+    def _clean_meta(obj: dict[str, Any], unknown: list[str] | None = None) -> None:
         meta = meta_of(obj)
         for key in list(meta):
             if key not in _OBJECT_META_FIELDS:
+                if unknown is not None:
+                    unknown.append(f"metadata.{key}")
                 del meta[key]
         meta.pop("selfLink", None)
         for key in ("labels", "annotations"):
             if key in meta and meta[key] is None:
                 del meta[key]
 
-    def _default_and_prune(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> None:
+    def _decode(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> None:
+        """Drop the fields the kind does not declare, as decoding the request body does.
+
+        kube-apiserver decodes a built-in object into its Go struct and a custom resource
+        through its CRD's structural schema: unknown fields are dropped and, by
+        ``fieldValidation``, ignored, returned as ``Warning`` headers (``Warn``, the
+        default) or refused (``Strict``).
+        """
+        report = opts.field_validation != "Ignore"
+        unknown: list[str] = []
+        if rt.crd_name:
+            before = (
+                orjson.dumps(obj)
+                if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge")
+                else b""
+            )
+            self._clean_meta(obj, unknown if report else None)
+            if rt.schema is not None:
+                _schema.prune(obj, rt.schema, unknown=unknown if report else None)
+            if unknown:
+                self._report_unknown(rt, unknown, opts, before)
+            return
+        found = _builtin_schema.find_unknown(rt.group, rt.version, rt.kind, obj)
+        if found is not None:
+            if report and found.paths:
+                before = b""
+                if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge"):
+                    before = orjson.dumps(obj)
+                self._report_unknown(rt, found.paths, opts, before)
+            found.drop()
         self._clean_meta(obj)
+
+    @staticmethod
+    def _report_unknown(
+        rt: ResourceType, unknown: list[str], opts: WriteOptions, before: bytes
+    ) -> None:
+        """Warn about unknown fields, or raise kube-apiserver's strict decoding error."""
+        if opts.field_validation != "Strict":
+            # An update retried after a conflict decodes again: warn once, as the
+            # deduplicating warning recorder does.
+            for path in unknown:
+                warning = f'unknown field "{path}"'
+                if warning not in opts.warnings:
+                    opts.warnings.append(warning)
+            return
+        text = "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
+        if opts.patch_type in ("json", "merge", "strategic"):
+            # handlers/patch.go: the patched object (JSON and merge patches) or the patch
+            # itself (strategic merge patches, printed as Go prints a map) is the value.
+            value = before.decode() if opts.patch_type != "strategic" else _go_print(opts.patch)
+            raise invalid(
+                "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), text)]
+            )
+        raise bad_request(
+            f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {text}'
+        )
+
+    def _default_and_prune(
+        self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions, *, decoded: bool = False
+    ) -> None:
+        if not decoded:
+            self._decode(rt, obj, opts)
         if rt.crd_name:
             if rt.schema is not None:
-                unknown: list[str] | None = [] if opts.field_validation != "Ignore" else None
-                _schema.prune(obj, rt.schema, unknown=unknown)
-                if unknown:
-                    if opts.field_validation == "Strict":
-                        text = ", ".join(f'unknown field "{p}"' for p in unknown)
-                        raise bad_request(f"strict decoding error: {text}")
-                    opts.warnings.extend(f'unknown field "{p}"' for p in unknown)
                 _schema.apply_defaults(obj, rt.schema)
             return
         group = rt.storage_key[0]
@@ -1080,6 +1157,8 @@ class API:
         subresource: str = "",
     ) -> tuple[dict[str, Any], bool]:
         """PATCH with one of the four patch types; returns (external object, created)."""
+        opts.patch_type = patch_type
+        opts.patch = patch
         if patch_type == "apply":
             return await self._apply(rt, namespace, name, patch, opts=opts, subresource=subresource)
 
@@ -1131,6 +1210,8 @@ class API:
                 "request"
             )
 
+        self._check_apply_fields(rt, applied)
+
         def compute(existing: dict[str, Any] | None) -> dict[str, Any]:
             body = deep_copy(applied)
             meta = meta_of(body)
@@ -1167,6 +1248,32 @@ class API:
             is_apply=True,
         )
 
+    @staticmethod
+    def _check_apply_fields(rt: ResourceType, applied: dict[str, Any]) -> None:
+        """Refuse an apply patch with fields the built-in kind does not declare.
+
+        The field manager converts the patch to the kind's typed value, which fails on an
+        undeclared field whatever ``fieldValidation`` says (a 500, as kube-apiserver
+        answers).
+        """
+        if rt.crd_name or applied.get("apiVersion") != rt.api_version:
+            return
+        if applied.get("kind") != rt.kind:
+            return
+        errors = _builtin_schema.apply_errors(rt.group, rt.version, rt.kind, applied)
+        if not errors:
+            return
+        meta = _ro_meta(applied)
+        where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        detail = errors[0] if len(errors) == 1 else "\n  ".join(["errors:", *errors])
+        raise StatusError(
+            500,
+            "",
+            f"failed to create typed patch object ({where}; {rt.group}/{rt.version}, "
+            f"Kind={rt.kind}): {detail}",
+            details=False,
+        )
+
     async def _update_loop(
         self,
         rt: ResourceType,
@@ -1189,11 +1296,12 @@ class API:
                 new = compute(None)
                 self.check_type_meta(rt, new)
                 self._check_url_name(new, name)
+                self._decode(rt, new, opts)
                 self._set_namespace(rt, namespace, new)
                 self._check_crd_terminating(rt, "create")
                 self._check_namespace_lifecycle(rt, namespace, name)
                 meta_of(new).pop("resourceVersion", None)
-                self._default_and_prune(rt, new, opts)
+                self._default_and_prune(rt, new, opts, decoded=True)
                 self._reset_status_on_create(rt, new)
                 if not is_apply:
                     self._track(rt, None, new, opts.field_manager)
@@ -1212,6 +1320,9 @@ class API:
             new = compute(deep_copy(existing))
             self.check_type_meta(rt, new)
             self._check_url_name(new, name)
+            # Decoding sees the whole body: unknown fields of a status a write then ignores
+            # are reported too.
+            self._decode(rt, new, opts)
             new_meta = meta_of(new)
             if rt.namespaced:
                 body_ns = new_meta.get("namespace")
@@ -1230,7 +1341,7 @@ class API:
                     new["status"] = deep_copy(existing["status"])
                 else:
                     new.pop("status", None)
-            self._default_and_prune(rt, new, opts)
+            self._default_and_prune(rt, new, opts, decoded=True)
             if not is_apply:
                 self._track(rt, existing, new, opts.field_manager, subresource=subresource)
             new = await self._mutate(

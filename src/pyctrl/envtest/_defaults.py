@@ -223,15 +223,34 @@ def job(obj: dict[str, Any]) -> None:
         spec["completions"] = 1
         spec["parallelism"] = 1
     spec.setdefault("parallelism", 1)
+    if spec.get("backoffLimitPerIndex") is not None:
+        spec.setdefault("backoffLimit", 2147483647)
     spec.setdefault("backoffLimit", 6)
+    _labels_from_template(obj)
     spec.setdefault("completionMode", "NonIndexed")
     spec.setdefault("suspend", False)
-    spec.setdefault("manualSelector", None)
+    policy = spec.get("podFailurePolicy")
+    if isinstance(policy, dict):
+        for rule in policy.get("rules") or []:
+            for pattern in (rule or {}).get("onPodConditions") or []:
+                if isinstance(pattern, dict):
+                    pattern.setdefault("status", "True")
+    spec.setdefault(
+        "podReplacementPolicy", "Failed" if policy is not None else "TerminatingOrFailed"
+    )
     if spec.get("manualSelector") is None:
-        del spec["manualSelector"]
-    if spec.get("podFailurePolicy") is None:
-        spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+        spec["manualSelector"] = False
     _template(obj)
+
+
+def _labels_from_template(obj: dict[str, Any]) -> None:
+    """A Job without labels takes its pod template's labels."""
+    template = (obj.get("spec") or {}).get("template")
+    template_meta = template.get("metadata") if isinstance(template, dict) else None
+    labels = template_meta.get("labels") if isinstance(template_meta, dict) else None
+    meta = obj.setdefault("metadata", {})
+    if isinstance(labels, dict) and not meta.get("labels"):
+        meta["labels"] = dict(labels)
 
 
 def job_selector(obj: dict[str, Any], uid: str) -> None:
@@ -239,14 +258,20 @@ def job_selector(obj: dict[str, Any], uid: str) -> None:
     spec = obj.setdefault("spec", {})
     if spec.get("manualSelector"):
         return
-    name = (obj.get("metadata") or {}).get("name", "")
+    meta = obj.setdefault("metadata", {})
+    name = meta.get("name", "")
     spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
     template = spec.setdefault("template", {})
     labels = template.setdefault("metadata", {}).setdefault("labels", {})
+    # Labels the Job took from its template are the same Go map in kube-apiserver, so they
+    # get the generated labels too; a Job read back without labels takes them all as well.
+    shared = not meta.get("labels") or meta.get("labels") == labels
     labels.setdefault("batch.kubernetes.io/controller-uid", uid)
     labels.setdefault("batch.kubernetes.io/job-name", name)
     labels.setdefault("controller-uid", uid)
     labels.setdefault("job-name", name)
+    if shared:
+        meta["labels"] = dict(labels)
 
 
 def cronjob(obj: dict[str, Any]) -> None:
@@ -358,6 +383,10 @@ def validating_webhooks(obj: dict[str, Any]) -> None:
 
 
 def _subjects(obj: dict[str, Any]) -> None:
+    """``SetDefaults_RoleBinding``/``ClusterRoleBinding`` and ``SetDefaults_Subject``."""
+    role_ref = obj.get("roleRef")
+    if isinstance(role_ref, dict) and not role_ref.get("apiGroup"):
+        role_ref["apiGroup"] = "rbac.authorization.k8s.io"
     for subject in obj.get("subjects") or []:
         if isinstance(subject, dict) and subject.get("kind") in ("User", "Group"):
             subject.setdefault("apiGroup", "rbac.authorization.k8s.io")

@@ -19,12 +19,12 @@ kubectl 1.32 reads the v3 documents for three things:
 Custom resources get their CRD's ``openAPIV3Schema`` (with the standard
 ``apiVersion``, ``kind`` and ``metadata`` fields), as the apiextensions server
 publishes them (in v2 without what Swagger 2.0 cannot say: ``nullable``,
-``oneOf``, ``anyOf``, ``not``). Built-in kinds get permissive schemas (the top-level fields
-only), with correct GVK extensions and operations. Their PATCH operations do not
-advertise strategic merge patch: with permissive schemas kubectl would compute
-list patches without merge keys, so it is steered to its compiled-in Go types,
-which carry the real patch strategies (the server applies strategic merge
-patches to built-ins all the same).
+``oneOf``, ``anyOf``, ``not``). Built-in kinds get their full schemas, named after
+their Go types and derived from kubernetes_asyncio's models (`_builtin_schema`), with
+the list and patch extensions kube-apiserver publishes
+(``x-kubernetes-list-type``/``-list-map-keys``, ``x-kubernetes-patch-merge-key``/
+``-patch-strategy``); their PATCH operations accept strategic merge patches, so
+kubectl computes them from these schemas as it does against kube-apiserver.
 
 Documents are cached per registry generation; each v3 document's URL carries a
 hash of its content, so clients cache them until the set of resources changes.
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 from aiohttp import web
 
-from pyctrl.envtest import _errors
+from pyctrl.envtest import _builtin_schema, _errors
 from pyctrl.envtest._discovery import KUBERNETES_VERSION, error_response
 
 if TYPE_CHECKING:
@@ -72,72 +72,19 @@ _PATCH_TYPES = (
     "application/merge-patch+json",
     "application/apply-patch+yaml",
 )
+_BUILTIN_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
 _API_CONVENTIONS = (
     "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
 )
 _SERVER_VERSION = "v{}.{}.{}+pyctrl".format(*KUBERNETES_VERSION)
 
-# Group name -> Go package prefix of built-in types whose package is not
-# io.k8s.api.<first label of the group>.
-_SPECIAL_PACKAGES = {
-    "": "io.k8s.api.core",
-    "apiextensions.k8s.io": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions",
-    "apiregistration.k8s.io": "io.k8s.kube-aggregator.pkg.apis.apiregistration",
-    "internal.apiserver.k8s.io": "io.k8s.api.apiserverinternal",
-}
-
-# Top-level fields of common built-in kinds besides apiVersion/kind/metadata, so
-# that `kubectl explain` can at least walk into them.
+# Top-level fields of a built-in kind without a known Go type: permissive.
 _SPEC_STATUS = ("spec", "status")
-_BUILTIN_FIELDS: dict[str, tuple[str, ...]] = {
-    "ConfigMap": ("data", "binaryData", "immutable"),
-    "Secret": ("data", "stringData", "type", "immutable"),
-    "ServiceAccount": ("secrets", "imagePullSecrets", "automountServiceAccountToken"),
-    "Role": ("rules",),
-    "ClusterRole": ("rules", "aggregationRule"),
-    "RoleBinding": ("subjects", "roleRef"),
-    "ClusterRoleBinding": ("subjects", "roleRef"),
-    "Endpoints": ("subsets",),
-    "EndpointSlice": ("addressType", "endpoints", "ports"),
-    "Event": (
-        "action",
-        "count",
-        "eventTime",
-        "firstTimestamp",
-        "involvedObject",
-        "lastTimestamp",
-        "message",
-        "reason",
-        "related",
-        "reportingComponent",
-        "reportingInstance",
-        "series",
-        "source",
-        "type",
-        "note",
-        "regarding",
-        "reportingController",
-        "deprecatedSource",
-        "deprecatedFirstTimestamp",
-        "deprecatedLastTimestamp",
-        "deprecatedCount",
-    ),
-    "MutatingWebhookConfiguration": ("webhooks",),
-    "ValidatingWebhookConfiguration": ("webhooks",),
-    "PriorityClass": ("value", "globalDefault", "description", "preemptionPolicy"),
-    "StorageClass": (
-        "provisioner",
-        "parameters",
-        "reclaimPolicy",
-        "mountOptions",
-        "allowVolumeExpansion",
-        "volumeBindingMode",
-        "allowedTopologies",
-    ),
-    "ControllerRevision": ("data", "revision"),
-    "PodTemplate": ("template",),
-    "Binding": ("target",),
-}
 
 
 class _Server(Protocol):
@@ -154,10 +101,7 @@ def _is_custom(rt: ResourceType) -> bool:
 def _package(group: str, version: str, *, custom: bool) -> str:
     if custom:
         return ".".join(reversed(group.split("."))) + "." + version
-    prefix = _SPECIAL_PACKAGES.get(group)
-    if prefix is None:
-        prefix = "io.k8s.api." + group.split(".", maxsplit=1)[0]
-    return f"{prefix}.{version}"
+    return _builtin_schema.go_package(group, version)
 
 
 def definition_name(rt: ResourceType) -> str:
@@ -667,17 +611,25 @@ def _kind_definition(rt: ResourceType, d: _Dialect) -> dict[str, Any]:
         properties.update(standard)
         schema["x-kubernetes-group-version-kind"] = gvk
         return dict(schema)
+    description = (
+        f"{rt.kind} is the Kubernetes {rt.api_version} kind served at "
+        f"{'namespaced' if rt.namespaced else 'cluster-scoped'} resource {rt.plural}."
+    )
+    definitions = _builtin_schema.openapi_definitions(rt.group, rt.version, rt.kind, v3=d.v3)
+    if definitions is not None:
+        # The cached definition is shared: extend a copy.
+        root = dict(definitions[definition_name(rt)])
+        root["description"] = description
+        root["x-kubernetes-group-version-kind"] = gvk
+        return root
     properties = dict(standard)
-    fields = _BUILTIN_FIELDS.get(rt.kind, _SPEC_STATUS)
-    for field in fields:
+    for field in _SPEC_STATUS:
         properties[field] = {
-            "description": f"{field} of the {rt.kind}. This server publishes a permissive "
-            "schema for built-in kinds.",
+            "description": f"{field} of the {rt.kind}.",
             "x-kubernetes-preserve-unknown-fields": True,
         }
     return {
-        "description": f"{rt.kind} is the Kubernetes {rt.api_version} kind served at "
-        f"{'namespaced' if rt.namespaced else 'cluster-scoped'} resource {rt.plural}.",
+        "description": description,
         "type": "object",
         "properties": properties,
         "x-kubernetes-group-version-kind": gvk,
@@ -838,7 +790,7 @@ class _Operations:
         return op
 
     def _patch_media(self) -> tuple[str, ...]:
-        return _PATCH_TYPES
+        return _PATCH_TYPES if self.custom else _BUILTIN_PATCH_TYPES
 
     def build(self) -> dict[str, dict[str, Any]]:
         rt, d = self.rt, self.d
@@ -996,6 +948,12 @@ def _add_resources(
     paths: dict[str, Any] = {}
     definitions = _meta_definitions(d)
     for rt in sorted(resources, key=lambda r: (r.group, r.version, r.plural)):
+        if not _is_custom(rt):
+            # The types a built-in kind refers to; the shared apimachinery ones above win.
+            for name, schema in (
+                _builtin_schema.openapi_definitions(rt.group, rt.version, rt.kind, v3=d.v3) or {}
+            ).items():
+                definitions.setdefault(name, schema)
         definitions[definition_name(rt)] = _kind_definition(rt, d)
         definitions[_list_definition_name(rt)] = _list_definition(rt, d)
         if "scale" in rt.subresources:

@@ -1,0 +1,237 @@
+"""Unknown fields in built-in objects: dropped, and reported as ``fieldValidation`` asks.
+
+kube-apiserver decodes built-in objects into their Go structs: an undeclared field never
+reaches storage. ``fieldValidation=Warn`` (the default) answers a ``Warning`` header per
+field, ``Strict`` refuses the request (400 for creates and updates, 422 naming the patch
+for patches), ``Ignore`` says nothing; server-side apply refuses undeclared fields
+whatever it is asked (staging/src/k8s.io/apiserver/pkg/endpoints/handlers).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from multidict import CIMultiDict
+
+    from tests.envtest.conftest import Kube
+
+
+def _deployment(name: str, **container: Any) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "nginx:1.27", **container}]},
+            },
+        },
+    }
+
+
+def _warnings(headers: CIMultiDict[str]) -> list[str]:
+    return headers.getall("Warning", [])
+
+
+async def test_unknown_field_is_dropped_with_a_warning(kube: Kube, ns: str) -> None:
+    """By default an unknown top-level field is dropped and named in a Warning header."""
+    body = {"metadata": {"name": "cm"}, "data": {"a": "b"}, "bogus": 1}
+    status, obj, headers = await kube.post(f"/api/v1/namespaces/{ns}/configmaps", body)
+    assert status == 201, obj
+    assert "bogus" not in obj
+    assert _warnings(headers) == ['299 - "unknown field \\"bogus\\""']
+    stored = await kube.get_ok(f"/api/v1/namespaces/{ns}/configmaps/cm")
+    assert "bogus" not in stored
+    assert stored["data"] == {"a": "b"}
+
+
+async def test_strict_create_is_refused_naming_the_field(kube: Kube, ns: str) -> None:
+    """fieldValidation=Strict turns an unknown field into kube-apiserver's 400."""
+    body = {"metadata": {"name": "cm"}, "bogus": 1}
+    status, answer, _ = await kube.post(
+        f"/api/v1/namespaces/{ns}/configmaps", body, params={"fieldValidation": "Strict"}
+    )
+    assert status == 400
+    assert answer["reason"] == "BadRequest"
+    assert answer["message"] == (
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: '
+        'unknown field "bogus"'
+    )
+    missing, _, _ = await kube.get(f"/api/v1/namespaces/{ns}/configmaps/cm")
+    assert missing == 404
+
+
+async def test_ignore_drops_the_field_silently(kube: Kube, ns: str) -> None:
+    """fieldValidation=Ignore drops unknown fields without a warning."""
+    body = {"metadata": {"name": "cm"}, "bogus": 1}
+    status, obj, headers = await kube.post(
+        f"/api/v1/namespaces/{ns}/configmaps", body, params={"fieldValidation": "Ignore"}
+    )
+    assert status == 201, obj
+    assert "bogus" not in obj
+    assert _warnings(headers) == []
+
+
+async def test_nested_unknown_fields_are_named_by_path(kube: Kube, ns: str) -> None:
+    """Unknown fields anywhere (metadata, a list item) are listed in document order."""
+    body = _deployment("web", bogusField=True)
+    body["metadata"]["bogusMeta"] = "x"
+    body["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "nope": 1}]
+    status, answer, _ = await kube.post(
+        f"/apis/apps/v1/namespaces/{ns}/deployments", body, params={"fieldValidation": "Strict"}
+    )
+    assert status == 400
+    assert answer["message"] == (
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
+        'unknown field "metadata.bogusMeta", '
+        'unknown field "spec.template.spec.containers[0].bogusField", '
+        'unknown field "spec.template.spec.containers[0].ports[0].nope"'
+    )
+
+
+async def test_nested_unknown_field_is_dropped_and_the_rest_kept(kube: Kube, ns: str) -> None:
+    """A container's unknown field goes; its known fields and free-form values stay."""
+    body = _deployment("web", bogusField=True)
+    body["spec"]["strategy"] = {"rollingUpdate": {"maxSurge": 2, "maxUnavailable": "10%"}}
+    status, obj, headers = await kube.post(f"/apis/apps/v1/namespaces/{ns}/deployments", body)
+    assert status == 201, obj
+    container = obj["spec"]["template"]["spec"]["containers"][0]
+    assert "bogusField" not in container
+    assert container["image"] == "nginx:1.27"
+    assert obj["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 2, "maxUnavailable": "10%"}
+    assert _warnings(headers) == [
+        '299 - "unknown field \\"spec.template.spec.containers[0].bogusField\\""'
+    ]
+
+
+async def test_strict_update_is_refused(kube: Kube, ns: str) -> None:
+    """A PUT with an unknown field and Strict validation answers the same 400."""
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    created = await kube.create_ok(path, {"metadata": {"name": "cm"}})
+    created["extra"] = {"x": 1}
+    status, answer, _ = await kube.put(f"{path}/cm", created, params={"fieldValidation": "Strict"})
+    assert status == 400
+    assert answer["message"].endswith('strict decoding error: unknown field "extra"')
+
+
+async def test_merge_patch_warns_then_strict_is_invalid(kube: Kube, ns: str) -> None:
+    """A merge patch adding an unknown field warns; with Strict it is a 422 on ``patch``."""
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    await kube.create_ok(path, _deployment("web"))
+    status, obj, headers = await kube.patch(f"{path}/web", {"spec": {"bogus": 1, "paused": True}})
+    assert status == 200, obj
+    assert obj["spec"]["paused"] is True
+    assert "bogus" not in obj["spec"]
+    assert _warnings(headers) == ['299 - "unknown field \\"spec.bogus\\""']
+
+    status, answer, _ = await kube.patch(
+        f"{path}/web", {"spec": {"bogus": 1}}, params={"fieldValidation": "Strict"}
+    )
+    assert status == 422
+    assert answer["reason"] == "Invalid"
+    assert answer["message"].startswith(' "" is invalid: patch: Invalid value: "{')
+    assert answer["message"].endswith('": strict decoding error: unknown field "spec.bogus"')
+    [cause] = answer["details"]["causes"]
+    assert cause["field"] == "patch"
+
+
+async def test_strategic_merge_patch_strict_names_the_patch(kube: Kube, ns: str) -> None:
+    """A strict strategic merge patch is refused with the patch printed as a Go map."""
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    await kube.create_ok(path, _deployment("web"))
+    status, answer, _ = await kube.patch(
+        f"{path}/web",
+        {"spec": {"bogus": 1, "replicas": 2}},
+        "strategic",
+        params={"fieldValidation": "Strict"},
+    )
+    assert status == 422
+    assert answer["message"] == (
+        ' "" is invalid: patch: Invalid value: "map[spec:map[bogus:1 replicas:2]]": '
+        'strict decoding error: unknown field "spec.bogus"'
+    )
+
+
+async def test_server_side_apply_refuses_undeclared_fields(kube: Kube, ns: str) -> None:
+    """An apply patch with an undeclared field fails its typed conversion, even with Ignore."""
+    body = _deployment("web", bogusField=True)
+    body["metadata"]["namespace"] = ns
+    status, answer, _ = await kube.patch(
+        f"/apis/apps/v1/namespaces/{ns}/deployments/web",
+        body,
+        "apply",
+        params={"fieldManager": "tests", "fieldValidation": "Ignore"},
+    )
+    assert status == 500
+    assert answer["message"] == (
+        f"failed to create typed patch object ({ns}/web; apps/v1, Kind=Deployment): "
+        '.spec.template.spec.containers[name="app"].bogusField: field not declared in schema'
+    )
+
+
+async def test_unknown_status_field_on_status_write_warns(kube: Kube, ns: str) -> None:
+    """The status subresource reports unknown status fields too, and keeps the known ones."""
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    await kube.create_ok(path, _deployment("web"))
+    status, obj, headers = await kube.patch(
+        f"{path}/web/status", {"status": {"replicas": 1, "bogus": True}}
+    )
+    assert status == 200, obj
+    assert obj["status"]["replicas"] == 1
+    assert "bogus" not in obj["status"]
+    assert _warnings(headers) == ['299 - "unknown field \\"status.bogus\\""']
+
+
+async def test_crd_schema_unknown_fields_are_dropped(kube: Kube) -> None:
+    """A CRD is a built-in object too: unknown fields of its schema are dropped."""
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.fields.pyctrl.dev"},
+        "spec": {
+            "group": "fields.pyctrl.dev",
+            "names": {"kind": "Gadget", "plural": "gadgets"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "x-kubernetes-preserve-unknown-fields": True,
+                                    "typo": "string",
+                                },
+                                # JSONSchemaPropsOrArray decodes without strictness.
+                                "tags": {"type": "array", "items": {"type": "string", "x": 1}},
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    status, obj, headers = await kube.post(path, crd)
+    try:
+        assert status == 201, obj
+        spec_schema = obj["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
+        assert spec_schema["spec"] == {
+            "type": "object",
+            "x-kubernetes-preserve-unknown-fields": True,
+        }
+        assert spec_schema["tags"]["items"] == {"type": "string"}
+        assert _warnings(headers) == [
+            '299 - "unknown field '
+            '\\"spec.versions[0].schema.openAPIV3Schema.properties.spec.typo\\""'
+        ]
+    finally:
+        await kube.delete(f"{path}/gadgets.fields.pyctrl.dev")
