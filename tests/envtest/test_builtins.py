@@ -3,8 +3,9 @@
 Each type is exercised the same way (a create answering 201 with the defaults
 kube-apiserver's ``SetDefaults_*`` functions fill in, a get returning it, a strict update
 writing it back unchanged, a list, and a watch opened at the created resourceVersion that
-reports its deletion), so the suite runs unchanged against a real cluster. The defaults asserted are those of
-k8s.io/kubernetes/pkg/apis/{apps,batch,rbac,admissionregistration}/v1/defaults.go.
+reports its deletion), so the suite runs unchanged against a real cluster. The defaults
+asserted are those of k8s.io/kubernetes/pkg/apis/{apps,batch,rbac,admissionregistration}/v1/
+defaults.go.
 """
 
 from __future__ import annotations
