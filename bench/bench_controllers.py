@@ -40,7 +40,7 @@ Three processes share the machine (two cores here), so absolute numbers are nois
 compare the ratios, and repeat (``BENCH_REPEAT``) to see their range.
 
 Environment: ``BENCH_SIZES`` (``1000,10000``), ``BENCH_CHURN_SECONDS`` (15),
-``BENCH_PACED_SECONDS`` (10; 0 skips the paced phase), ``BENCH_PACED_RATE`` (50),
+``BENCH_PACED_SECONDS`` (20; 0 skips the paced phase), ``BENCH_PACED_RATE`` (50),
 ``BENCH_DRAIN`` (10000; 0 skips the drain),
 ``BENCH_REPEAT`` (1), ``BENCH_PEERS`` (``pyctrl,kopf``), ``BENCH_PROFILE`` (a directory:
 run the server and operator processes under cProfile, one ``.prof`` file each).
@@ -71,7 +71,7 @@ from pyctrl.crd import crd_for, to_yaml
 
 SIZES = tuple(int(x) for x in os.environ.get("BENCH_SIZES", "1000,10000").split(","))
 CHURN_SECONDS = float(os.environ.get("BENCH_CHURN_SECONDS", "15"))
-PACED_SECONDS = float(os.environ.get("BENCH_PACED_SECONDS", "10"))
+PACED_SECONDS = float(os.environ.get("BENCH_PACED_SECONDS", "20"))
 PACED_RATE = float(os.environ.get("BENCH_PACED_RATE", "50"))
 DRAIN = int(os.environ.get("BENCH_DRAIN", "10000"))
 REPEAT = int(os.environ.get("BENCH_REPEAT", "1"))
