@@ -357,6 +357,21 @@ async def test_apply_rejects_unknown_field(kubectl: Kubectl) -> None:
     assert 'unknown field "spec.bogus"' in result.err
 
 
+async def test_create_reports_the_servers_type_error(kubectl: Kubectl) -> None:
+    """`create -f` of a Deployment whose replicas is a string prints the server's 400."""
+    bad = deployment("typed", [{"name": "app", "image": "nginx:1.27"}])
+    bad["spec"]["replicas"] = "three"
+    result = await kubectl("create", "-f", "-", stdin=bad, check=False)
+    assert result.code != 0
+    assert result.err == (
+        'Error from server (BadRequest): error when creating "STDIN": Deployment in version '
+        '"v1" cannot be handled as a Deployment: json: cannot unmarshal string into Go '
+        "struct field DeploymentSpec.spec.replicas of type int32\n"
+    )
+    got = await kubectl("get", "deployment", "typed", "--ignore-not-found", "-o", "name")
+    assert got.out == ""
+
+
 # -- get / describe / explain ------------------------------------------------
 
 

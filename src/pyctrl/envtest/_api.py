@@ -147,6 +147,24 @@ def _go_print(value: Any) -> str:
     return str(value)
 
 
+def _decode_error(
+    kind: str, version: str, error: str, *, patch_type: str, patch: Any, obj: dict[str, Any]
+) -> StatusError:
+    """kube-apiserver's answer to a built-in object that does not decode into its Go type.
+
+    A request body answers 400 (the handlers' transformDecodeError); the result of a JSON
+    or merge patch, which handlers/patch.go decodes into the Go struct, a 422 naming the
+    patched object, and that of a strategic merge patch, converted from the patched map, a
+    422 naming the patch as Go prints a map.
+    """
+    if patch_type in ("json", "merge", "strategic"):
+        value = _go_print(patch) if patch_type == "strategic" else orjson.dumps(obj).decode()
+        return invalid(
+            "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), error)]
+        )
+    return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
+
+
 def fast_uuid4() -> str:
     """A random version-4 UUID string, several times cheaper than ``uuid.uuid4()``.
 
@@ -631,6 +649,9 @@ class API:
             obj["kind"] = rt.kind
         meta = obj.get("metadata")
         if meta is not None and not isinstance(meta, dict):
+            if not kind and _builtin_schema.has_go_type(rt.group, rt.version, rt.kind):
+                # Decoding refuses it as kube-apiserver does (`_decode`).
+                return
             raise bad_request("metadata must be an object")
 
     def _set_namespace(self, rt: ResourceType, namespace: str, obj: dict[str, Any]) -> None:
@@ -704,7 +725,8 @@ class API:
         kube-apiserver decodes a built-in object into its Go struct and a custom resource
         through its CRD's structural schema: unknown fields are dropped and, by
         ``fieldValidation``, ignored, returned as ``Warning`` headers (``Warn``, the
-        default) or refused (``Strict``).
+        default) or refused (``Strict``). A built-in value of the wrong JSON type fails
+        the decoding whatever ``fieldValidation`` says (`_decode_error`).
         """
         report = opts.field_validation != "Ignore"
         unknown: list[str] = []
@@ -720,8 +742,18 @@ class API:
             if unknown:
                 self._report_unknown(rt, unknown, opts, before)
             return
-        found = _builtin_schema.find_unknown(rt.group, rt.version, rt.kind, obj)
+        found = _builtin_schema.decode(rt.group, rt.version, rt.kind, obj)
         if found is not None:
+            error = found.type_error(unstructured=opts.patch_type == "strategic")
+            if error:
+                raise _decode_error(
+                    rt.kind,
+                    rt.version,
+                    error,
+                    patch_type=opts.patch_type,
+                    patch=opts.patch,
+                    obj=obj,
+                )
             if report and found.paths:
                 before = b""
                 if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge"):
@@ -951,13 +983,15 @@ class API:
         """POST: create ``obj`` (decoded body) in ``namespace``; returns the external object."""
         if not skip_type_check:
             self.check_type_meta(rt, obj)
+        # kube-apiserver decodes the body before anything else looks at it.
+        self._decode(rt, obj, opts)
         self._set_namespace(rt, namespace, obj)
         meta = meta_of(obj)
         self._check_crd_terminating(rt, "create")
         self._check_namespace_lifecycle(rt, namespace, meta.get("name") or "")
         if meta.get("resourceVersion"):
             raise internal("resourceVersion should not be set on objects to be created")
-        self._default_and_prune(rt, obj, opts)
+        self._default_and_prune(rt, obj, opts, decoded=True)
         self._reset_status_on_create(rt, obj)
         self._track(rt, None, obj, opts.field_manager)
         obj = await self._mutate(
@@ -1121,6 +1155,8 @@ class API:
     ) -> tuple[dict[str, Any], bool]:
         """PUT: replace an object (or its status); returns (external object, created)."""
         self.check_type_meta(rt, body)
+        # Decoded once, before anything else looks at it, as kube-apiserver does.
+        self._decode(rt, body, opts)
         self._check_url_name(body, name)
 
         def compute(existing: dict[str, Any] | None) -> dict[str, Any]:
@@ -1135,6 +1171,7 @@ class API:
             opts,
             subresource=subresource,
             create_allowed=rt.allow_create_on_update and not subresource,
+            decoded=True,
         )
 
     @staticmethod
@@ -1285,6 +1322,7 @@ class API:
         subresource: str,
         create_allowed: bool,
         is_apply: bool = False,
+        decoded: bool = False,
     ) -> tuple[dict[str, Any], bool]:
         key = rt.storage_key
         ns_key = namespace if rt.namespaced else ""
@@ -1296,7 +1334,8 @@ class API:
                 new = compute(None)
                 self.check_type_meta(rt, new)
                 self._check_url_name(new, name)
-                self._decode(rt, new, opts)
+                if not decoded:
+                    self._decode(rt, new, opts)
                 self._set_namespace(rt, namespace, new)
                 self._check_crd_terminating(rt, "create")
                 self._check_namespace_lifecycle(rt, namespace, name)
@@ -1322,7 +1361,8 @@ class API:
             self._check_url_name(new, name)
             # Decoding sees the whole body: unknown fields of a status a write then ignores
             # are reported too.
-            self._decode(rt, new, opts)
+            if not decoded:
+                self._decode(rt, new, opts)
             new_meta = meta_of(new)
             if rt.namespaced:
                 body_ns = new_meta.get("namespace")
@@ -1622,6 +1662,12 @@ class API:
                         raise bad_request("apply patches are not supported for scale")
                 except _patch.PatchError as exc:
                     raise StatusError(exc.code, exc.reason, exc.message, details=False) from None
+            decoded = _builtin_schema.decode("autoscaling", "v1", "Scale", scale)
+            error = decoded.type_error(unstructured=patch_type == "strategic") if decoded else ""
+            if error:
+                raise _decode_error(
+                    "Scale", "v1", error, patch_type=patch_type, patch=patch, obj=scale
+                )
             if scale.get("kind", "Scale") != "Scale":
                 raise bad_request(
                     f"the kind in the data ({scale.get('kind')}) does not match the expected "

@@ -2,25 +2,31 @@
 
 kube-apiserver decodes a built-in object into its Go struct: a field the struct does not
 declare is dropped and reported as an unknown field (a ``Warning`` header, or a 400 with
-``fieldValidation=Strict``). It publishes the same structs in its OpenAPI documents, which
-``kubectl explain`` renders and kubectl reads to compute strategic merge patches
-(``x-kubernetes-patch-merge-key``, ``x-kubernetes-patch-strategy``).
+``fieldValidation=Strict``), and a value of the wrong JSON type fails the request (``json:
+cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32``).
+It publishes the same structs in its OpenAPI documents, which ``kubectl explain`` renders
+and kubectl reads to compute strategic merge patches (``x-kubernetes-patch-merge-key``,
+``x-kubernetes-patch-strategy``).
 
 kubernetes_asyncio's model classes are generated from kube-apiserver's OpenAPI document:
 each has ``openapi_types`` (attribute -> type: ``V1ObjectMeta``, ``list[V1Container]``,
 ``dict(str, str)``, ``int``, ``datetime``, ``object``) and ``attribute_map`` (attribute
--> JSON name), and its property docstrings carry the field descriptions. From them this
+-> JSON name), and its property docstrings carry the field descriptions. From them (and
+small tables of what they do not tell: int64 integers, quantities, byte strings) this
 module builds, once per kind and on first use:
 
-* a tree of shapes that :func:`find_unknown` walks to find (and drop) the fields an object
-  has and its Go type does not;
+* a tree of shapes that :func:`decode` walks to find (and drop) the fields an object has
+  and its Go type does not, and the values Go's decoder would refuse; server-side apply's
+  typed conversion walks the same tree (:func:`apply_errors`);
 * OpenAPI definitions named after the Go types (:func:`openapi_definitions`), carrying the
   list and patch extensions of `_merge_keys`' tables.
 
 ``object`` attributes are IntOrString values (ports, ``maxSurge``...) or free-form JSON
-(``RawExtension``, ``FieldsV1``, the values of a CRD's JSONSchemaProps): their content is
-kept as sent, except the nested schemas of JSONSchemaProps (``items``,
-``additionalProperties``...), which are schemas again.
+(``RawExtension``, ``FieldsV1``, the values of a CRD's JSONSchemaProps): IntOrString takes
+an int32 or a string, the others are kept as sent, except the nested schemas of
+JSONSchemaProps (``items``, ``additionalProperties``...), which are schemas again (their
+unknown fields are dropped, their types not checked). ``null`` fits any field, as Go
+leaves the zero value.
 """
 
 from __future__ import annotations
@@ -32,16 +38,18 @@ from typing import Any, Final
 import orjson
 from kubernetes_asyncio.client import models as _models
 
+from pyctrl.crd import _schema
 from pyctrl.envtest import _merge_keys
 from pyctrl.envtest._resources import builtin_types
 
 __all__ = [
     "INT_OR_STRING",
     "MICRO_TIME",
-    "UnknownFields",
+    "Decoded",
     "apply_errors",
-    "find_unknown",
+    "decode",
     "go_package",
+    "has_go_type",
     "openapi_definitions",
 ]
 
@@ -139,7 +147,89 @@ def _split_type(typ: str) -> tuple[str, str]:
     return "", typ
 
 
-# --- shapes: what a decode into the Go struct keeps --------------------------------------------
+# --- shapes: what a decode into the Go struct keeps and accepts --------------------------------
+
+# Fields whose Go type the models do not tell apart, from kube-apiserver's OpenAPI document
+# (1.36): integers of format int64 (every other integer is an int32), resource.Quantity
+# values (``str`` in the models) and []byte values (base64 strings), by model class and JSON
+# name; a list or map field lists the type of its items.
+_INT64_FIELDS: Final[dict[str, frozenset[str]]] = {
+    "V1Condition": frozenset({"observedGeneration"}),
+    "V1ContainerImage": frozenset({"sizeBytes"}),
+    "V1ControllerRevision": frozenset({"revision"}),
+    "V1CronJobSpec": frozenset({"startingDeadlineSeconds"}),
+    "V1CustomResourceDefinitionCondition": frozenset({"observedGeneration"}),
+    "V1CustomResourceDefinitionStatus": frozenset({"observedGeneration"}),
+    "V1DaemonSetStatus": frozenset({"observedGeneration"}),
+    "V1DeploymentStatus": frozenset({"observedGeneration"}),
+    "V1JSONSchemaProps": frozenset(
+        {"maxItems", "maxLength", "maxProperties", "minItems", "minLength", "minProperties"}
+    ),
+    "V1JobSpec": frozenset({"activeDeadlineSeconds"}),
+    "V1LinuxContainerUser": frozenset({"gid", "supplementalGroups", "uid"}),
+    "V1NodeSwapStatus": frozenset({"capacity"}),
+    "V1ObjectMeta": frozenset({"deletionGracePeriodSeconds", "generation"}),
+    "V1PodCondition": frozenset({"observedGeneration"}),
+    "V1PodDisruptionBudgetStatus": frozenset({"observedGeneration"}),
+    "V1PodSecurityContext": frozenset({"fsGroup", "runAsGroup", "runAsUser", "supplementalGroups"}),
+    "V1PodSpec": frozenset({"activeDeadlineSeconds", "terminationGracePeriodSeconds"}),
+    "V1PodStatus": frozenset({"observedGeneration"}),
+    "V1Probe": frozenset({"terminationGracePeriodSeconds"}),
+    "V1ReplicaSetStatus": frozenset({"observedGeneration"}),
+    "V1ReplicationControllerStatus": frozenset({"observedGeneration"}),
+    "V1SecurityContext": frozenset({"runAsGroup", "runAsUser"}),
+    "V1ServiceAccountTokenProjection": frozenset({"expirationSeconds"}),
+    "V1SleepAction": frozenset({"seconds"}),
+    "V1StatefulSetStatus": frozenset({"observedGeneration"}),
+    "V1Toleration": frozenset({"tolerationSeconds"}),
+    "V2HorizontalPodAutoscalerStatus": frozenset({"observedGeneration"}),
+}
+_QUANTITY_FIELDS: Final[dict[str, frozenset[str]]] = {
+    "V1ContainerStatus": frozenset({"allocatedResources"}),
+    "V1EmptyDirVolumeSource": frozenset({"sizeLimit"}),
+    "V1LimitRangeItem": frozenset(
+        {"default", "defaultRequest", "max", "maxLimitRequestRatio", "min"}
+    ),
+    "V1NodeAllocatableResourceClaimStatus": frozenset({"resources"}),
+    "V1NodeStatus": frozenset({"allocatable", "capacity"}),
+    "V1PersistentVolumeClaimStatus": frozenset({"allocatedResources", "capacity"}),
+    "V1PersistentVolumeSpec": frozenset({"capacity"}),
+    "V1PodSpec": frozenset({"overhead"}),
+    "V1PodStatus": frozenset({"allocatedResources"}),
+    "V1ResourceFieldSelector": frozenset({"divisor"}),
+    "V1ResourceQuotaSpec": frozenset({"hard"}),
+    "V1ResourceQuotaStatus": frozenset({"hard", "used"}),
+    "V1ResourceRequirements": frozenset({"limits", "requests"}),
+    "V1VolumeResourceRequirements": frozenset({"limits", "requests"}),
+    "V2HPAScalingRules": frozenset({"tolerance"}),
+    "V2MetricTarget": frozenset({"averageValue", "value"}),
+    "V2MetricValueStatus": frozenset({"averageValue", "value"}),
+}
+_BYTES_FIELDS: Final[dict[str, frozenset[str]]] = {
+    "AdmissionregistrationV1WebhookClientConfig": frozenset({"caBundle"}),
+    "ApiextensionsV1WebhookClientConfig": frozenset({"caBundle"}),
+    "V1ConfigMap": frozenset({"binaryData"}),
+    "V1Secret": frozenset({"data"}),
+}
+
+# The Python types a shape accepts without a look (its ``ok``). None is in none of them
+# but a Time's: a null struct field is dropped (Go leaves the zero value, which its
+# ``omitempty`` fields do not encode), except a Time (whose zero value Go encodes as null);
+# null items and map values are kept.
+_NO_TYPES: Final[frozenset[type]] = frozenset()
+_SCALAR_TYPES: Final = frozenset({str, int, float, bool})
+_ALL_TYPES: Final = frozenset({dict, list, str, int, float, bool})
+_INT32_RANGE: Final = range(-(2**31), 2**31)
+_INT64_RANGE: Final = range(-(2**63), 2**63)
+_QUANTITY_FORMAT: Final = re.compile(r"[+-]?[0-9]*(?:\.[0-9]*)?[eEinumkKMGTP]*[+-]?[0-9]*")
+_QUANTITY_SUFFIXES: Final = frozenset(
+    {"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
+)
+_DECIMAL_EXPONENT: Final = re.compile(r"[eE][+-]?[0-9]+")
+_ERR_QUANTITY_FORMAT: Final = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+_ERR_QUANTITY_SUFFIX: Final = "unable to parse quantity's suffix"
 
 _Found = list[tuple[dict[str, Any], str, str]]
 
@@ -148,61 +238,249 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+def _json_kind(value: Any) -> str:
+    """The kind of a JSON value as Go's decoder names it in an UnmarshalTypeError."""
+    t = type(value)
+    if t is str:
+        return "string"
+    if t is bool:
+        return "bool"
+    if t is dict:
+        return "object"
+    if t is list:
+        return "array"
+    return "number"
+
+
+def _go_number(value: int | float) -> str:
+    """A JSON number as its literal (Go names the literal of a number it cannot store)."""
+    return str(value) if type(value) is int else repr(value)
+
+
+_quantity_problems: dict[str, str] = {}
+
+
+def _quantity_problem(text: str) -> str:
+    """``resource.ParseQuantity``'s error for ``text`` (whitespace trimmed), or ''.
+
+    Objects repeat the same few quantities: answers are kept (up to 4096 texts).
+    """
+    problem = _quantity_problems.get(text)
+    if problem is None:
+        problem = _parse_quantity_problem(text)
+        if len(_quantity_problems) < 4096:
+            _quantity_problems[text] = problem
+    return problem
+
+
+def _parse_quantity_problem(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return _ERR_QUANTITY_FORMAT
+    if text == "0":
+        return ""
+    if _QUANTITY_FORMAT.fullmatch(text) is None:
+        return _ERR_QUANTITY_FORMAT
+    number = re.match(r"[+-]?[0-9]*(?:\.[0-9]*)?", text)
+    assert number is not None
+    suffix = text[number.end() :]
+    if suffix in _QUANTITY_SUFFIXES or _DECIMAL_EXPONENT.fullmatch(suffix):
+        return ""
+    return _ERR_QUANTITY_SUFFIX
+
+
+@dataclass(slots=True)
+class _TypeError:
+    """A value decoding cannot store: where it is, and how each decoder reports it.
+
+    ``fatal`` is the error of a type's own unmarshaler (IntOrString, Time, Quantity), which
+    ends decoding at once and names no field; other mismatches are UnmarshalTypeErrors,
+    of which Go's decoder reports the first. ``json_only``: the unstructured converter
+    (strategic merge patches) accepts the value (a whole float or an overflowing integer).
+    """
+
+    shape: _Scalar | _Struct | _List | _Map
+    value: Any
+    struct: str
+    field: str
+    fatal: str = ""
+    json_only: bool = False
+
+
+class _Scalar:
+    """A JSON scalar of one Go type; ``ok`` are the Python types accepted without a look."""
+
+    __slots__ = ("go_type", "kind", "ok")
+
+    def __init__(self, kind: str, go_type: str, ok: frozenset[type]) -> None:
+        self.kind = kind
+        self.go_type = go_type
+        self.ok = ok
+
+    def problem(self, value: Any) -> _TypeError | None:
+        """Why ``value`` (of a type not in ``ok``) cannot be stored, or None."""
+        if value is None:
+            return None
+        kind = self.kind
+        t = type(value)
+        if kind in ("int32", "int64"):
+            if t is int:
+                if value in (_INT32_RANGE if kind == "int32" else _INT64_RANGE):
+                    return None
+                return _TypeError(self, value, "", "", json_only=True)
+            if t is float:
+                return _TypeError(self, value, "", "", json_only=value.is_integer())
+        elif kind == "intstr":
+            if t is int and value in _INT32_RANGE:
+                return None
+            what = _json_kind(value)
+            if t is int or t is float:
+                what = f"number {_go_number(value)}"
+            fatal = f"json: cannot unmarshal {what} into Go value of type int32"
+            return _TypeError(
+                self, value, "", "", fatal, json_only=t is float and value.is_integer()
+            )
+        elif kind == "quantity":
+            problem = _quantity_problem(value) if t is str else _ERR_QUANTITY_FORMAT
+            return _TypeError(self, value, "", "", problem) if problem else None
+        elif kind == "time":
+            fatal = f"json: cannot unmarshal {_json_kind(value)} into Go value of type string"
+            return _TypeError(self, value, "", "", fatal)
+        return _TypeError(self, value, "", "")
+
+    def scan(self, value: Any, found: _Found) -> bool:
+        if type(value) is str and self.kind == "quantity":
+            return bool(_quantity_problem(value))
+        return self.problem(value) is not None
+
+    def detail(self, value: Any, path: str, field: str, struct: str, w: _Walk) -> None:
+        error = self.problem(value)
+        if error is not None:
+            error.struct = struct
+            error.field = field
+            w.errors.append(error)
+
+
 class _Struct:
-    """A Go struct: its fields by JSON name, each with the shape of its value (None: kept)."""
+    """A Go struct: its fields by JSON name, each with the shape of its value."""
 
-    __slots__ = ("fields",)
+    __slots__ = ("accept", "fields", "go_name", "go_type")
 
-    def __init__(self) -> None:
-        self.fields: dict[str, _Shape | None] = {}
+    ok: Final = _NO_TYPES
 
-    def walk(self, value: Any, path: str | None, found: _Found) -> None:
+    def __init__(self, go_name: str = "", go_type: str = "") -> None:
+        self.fields: dict[str, _Shape] = {}
+        # Each field's ``ok``: the walk's one lookup for a value of the right type.
+        self.accept: dict[str, frozenset[type]] = {}
+        self.go_name = go_name
+        self.go_type = go_type
+
+    def scan(self, value: Any, found: _Found) -> bool:
+        """Collect the undeclared fields of ``value``; true when a value has a wrong type."""
         if type(value) is not dict:
+            return value is not None
+        accept = self.accept
+        bad = False
+        for key, sub in value.items():
+            ok = accept.get(key)
+            if ok is None:
+                found.append((value, key, ""))
+            elif type(sub) not in ok:
+                if sub is None:
+                    # Dropped unsaid: `detail` tells it from an undeclared field.
+                    found.append((value, key, ""))
+                    continue
+                # Integers are checked here: a call for each would double the walk's cost.
+                if type(sub) is int and (
+                    (ok is _INT32_OK and -0x80000000 <= sub <= 0x7FFFFFFF)
+                    or (ok is _INT64_OK and -0x8000000000000000 <= sub <= 0x7FFFFFFFFFFFFFFF)
+                ):
+                    continue
+                if self.fields[key].scan(sub, found):
+                    bad = True
+        return bad
+
+    def detail(self, value: Any, path: str, field: str, struct: str, w: _Walk) -> None:
+        """As `scan`, naming each undeclared field and each value of a wrong type."""
+        if type(value) is not dict:
+            if value is not None:
+                w.errors.append(_TypeError(self, value, struct, field))
             return
         fields = self.fields
+        name = self.go_name
         for key, sub in value.items():
-            shape = fields.get(key, _UNDECLARED)
+            shape = fields.get(key)
             if shape is None:
-                continue
-            if shape is _UNDECLARED:
-                found.append((value, key, _join(path, key) if path is not None else ""))
-            elif type(sub) is dict or type(sub) is list:
-                shape.walk(sub, _join(path, key) if path is not None else None, found)
+                w.found.append((value, key, _join(path, key)))
+            elif type(sub) not in shape.ok:
+                if sub is None:
+                    w.found.append((value, key, ""))
+                    continue
+                shape.detail(sub, _join(path, key), _join(field, key), name, w)
 
 
 class _List:
-    __slots__ = ("item",)
+    __slots__ = ("go_type", "item")
+
+    ok: Final = _NO_TYPES
 
     def __init__(self, item: _Shape) -> None:
         self.item = item
+        self.go_type: str = "[]" + item.go_type
 
-    def walk(self, value: Any, path: str | None, found: _Found) -> None:
+    def scan(self, value: Any, found: _Found) -> bool:
         if type(value) is not list:
+            return value is not None
+        item = self.item
+        ok = item.ok
+        bad = False
+        for sub in value:
+            if type(sub) not in ok and item.scan(sub, found):
+                bad = True
+        return bad
+
+    def detail(self, value: Any, path: str, field: str, struct: str, w: _Walk) -> None:
+        if type(value) is not list:
+            if value is not None:
+                w.errors.append(_TypeError(self, value, struct, field))
             return
         item = self.item
-        if path is None:
-            for sub in value:
-                if type(sub) is dict or type(sub) is list:
-                    item.walk(sub, None, found)
-            return
         for i, sub in enumerate(value):
-            if type(sub) is dict or type(sub) is list:
-                item.walk(sub, f"{path}[{i}]", found)
+            if type(sub) not in item.ok:
+                item.detail(sub, f"{path}[{i}]", field, struct, w)
 
 
 class _Map:
-    __slots__ = ("value",)
+    __slots__ = ("go_type", "value")
+
+    ok: Final = _NO_TYPES
 
     def __init__(self, value: _Shape) -> None:
         self.value = value
+        # The maps of quantities are core/v1's ResourceList.
+        quantities = value is _QUANTITY
+        self.go_type: str = "v1.ResourceList" if quantities else "map[string]" + value.go_type
 
-    def walk(self, value: Any, path: str | None, found: _Found) -> None:
+    def scan(self, value: Any, found: _Found) -> bool:
         if type(value) is not dict:
+            return value is not None
+        shape = self.value
+        ok = shape.ok
+        bad = False
+        for sub in value.values():
+            if type(sub) not in ok and shape.scan(sub, found):
+                bad = True
+        return bad
+
+    def detail(self, value: Any, path: str, field: str, struct: str, w: _Walk) -> None:
+        if type(value) is not dict:
+            if value is not None:
+                w.errors.append(_TypeError(self, value, struct, field))
             return
         shape = self.value
         for key, sub in value.items():
-            if type(sub) is dict or type(sub) is list:
-                shape.walk(sub, _join(path, key) if path is not None else None, found)
+            if type(sub) not in shape.ok:
+                shape.detail(sub, _join(path, key), field, struct, w)
 
 
 class _OneOrMany:
@@ -210,64 +488,153 @@ class _OneOrMany:
 
     __slots__ = ("item",)
 
+    ok: Final = _SCALAR_TYPES
+    go_type: Final = "v1.JSONSchemaPropsOrArray"
+
     def __init__(self, item: _Struct) -> None:
         self.item = item
 
-    def walk(self, value: Any, path: str | None, found: _Found) -> None:
-        if type(value) is list:
-            for i, sub in enumerate(value):
-                self.item.walk(sub, f"{path}[{i}]" if path is not None else None, found)
-        else:
-            self.item.walk(value, path, found)
+    def scan(self, value: Any, found: _Found) -> bool:
+        for sub in value if type(value) is list else (value,):
+            if type(sub) is dict:
+                self.item.scan(sub, found)
+        return False
+
+    def detail(self, value: Any, path: str, field: str, struct: str, w: _Walk) -> None:
+        self.scan(value, w.found)
 
 
 class _Silent:
     """A value Go decodes with a custom, non-strict unmarshaler: unknown fields dropped unsaid.
 
     JSONSchemaProps' ``items``, ``additionalProperties``, ``additionalItems`` and
-    ``dependencies`` are such values.
+    ``dependencies`` are such values; their content is not type-checked.
     """
 
-    __slots__ = ("shape",)
+    __slots__ = ("go_type", "shape")
 
-    def __init__(self, shape: _Shape) -> None:
+    ok: Final = _SCALAR_TYPES
+
+    def __init__(self, shape: _Struct | _OneOrMany, go_type: str) -> None:
         self.shape = shape
+        self.go_type = go_type
 
-    def walk(self, value: Any, path: str | None, found: _Found) -> None:
-        inner: _Found = []
-        self.shape.walk(value, None, inner)
-        found.extend((parent, key, "") for parent, key, _ in inner)
+    def scan(self, value: Any, found: _Found) -> bool:
+        self.shape.scan(value, found)
+        return False
+
+    def detail(self, value: Any, path: str, field: str, struct: str, w: _Walk) -> None:
+        self.shape.scan(value, w.found)
 
 
-_Shape = _Struct | _List | _Map | _OneOrMany | _Silent
-_UNDECLARED: Final = _Struct()
+class _Any:
+    """A free-form value (RawExtension, FieldsV1, JSON): anything is kept as sent."""
+
+    __slots__ = ()
+
+    ok: Final = _ALL_TYPES
+    go_type: Final = ""
+
+    def scan(self, value: Any, found: _Found) -> bool:
+        return False
+
+    def detail(self, value: Any, path: str, field: str, struct: str, w: _Walk) -> None:
+        pass
+
+
+_Shape = _Scalar | _Struct | _List | _Map | _OneOrMany | _Silent | _Any
+
+
+class _Ints(frozenset[type]):
+    """The ``ok`` of an integer field: empty, and told apart by identity (`_Struct.scan`)."""
+
+
+_INT32_OK: Final = _Ints()
+_INT64_OK: Final = _Ints()
+
+_STRING: Final = _Scalar("string", "string", frozenset({str}))
+_BYTES: Final = _Scalar("bytes", "[]uint8", frozenset({str, list}))
+_INT32: Final = _Scalar("int32", "int32", _INT32_OK)
+_INT64: Final = _Scalar("int64", "int64", _INT64_OK)
+_BOOL: Final = _Scalar("bool", "bool", frozenset({bool}))
+_FLOAT64: Final = _Scalar("float64", "float64", frozenset({int, float}))
+_DATE_TIME: Final = _Scalar("time", "v1.Time", frozenset({str, type(None)}))
+_QUANTITY: Final = _Scalar("quantity", "resource.Quantity", frozenset({int, float}))
+_INTSTR: Final = _Scalar("intstr", "intstr.IntOrString", frozenset({str}))
+_ANY: Final = _Any()
+
+
+class _Walk:
+    """What a detailed walk found: undeclared fields and values of a wrong type."""
+
+    __slots__ = ("errors", "found")
+
+    def __init__(self) -> None:
+        self.found: _Found = []
+        self.errors: list[_TypeError] = []
+
 
 _structs: dict[str, _Struct] = {}
 _kinds: dict[tuple[str, str, str], _Struct | None] = {}
 
 
-def _object_shape(owner: str, json_name: str) -> _Shape | None:
-    """The shape of an ``object`` attribute: None unless it holds nested schemas."""
+def _go_names(name: str) -> tuple[str, str]:
+    """(Go type name, Go type as ``%v`` prints it) of a model class: ``v1.DeploymentSpec``."""
+    match = _VERSIONED_CLASS.fullmatch(name)
+    if match is None:
+        return name, name
+    go_name = match.group("name")
+    prefix = match.group("prefix") or ""
+    version = name[len(prefix) : len(name) - len(go_name)].lower()
+    return go_name, f"{version}.{go_name}"
+
+
+def _object_shape(owner: str, json_name: str) -> _Shape:
+    """The shape of an ``object`` attribute: IntOrString, nested schemas, or free-form."""
     if owner == "V1JSONSchemaProps":
         if json_name == "items":
-            return _Silent(_OneOrMany(_struct_shape("V1JSONSchemaProps")))
-        if json_name in ("additionalProperties", "additionalItems", "dependencies"):
-            # JSONSchemaPropsOrBool / OrStringArray: a bool or a list is kept as is.
-            return _Silent(_struct_shape("V1JSONSchemaProps"))
+            return _Silent(
+                _OneOrMany(_struct_shape("V1JSONSchemaProps")), "v1.JSONSchemaPropsOrArray"
+            )
+        if json_name in ("additionalProperties", "additionalItems"):
+            # JSONSchemaPropsOrBool: a bool is kept as is.
+            return _Silent(_struct_shape("V1JSONSchemaProps"), "v1.JSONSchemaPropsOrBool")
+        if json_name == "dependencies":
+            # JSONSchemaPropsOrStringArray: a list of strings is kept as is.
+            return _Silent(_struct_shape("V1JSONSchemaProps"), "v1.JSONSchemaPropsOrStringArray")
     if (owner, json_name) == ("V1CustomResourceSubresources", "status"):
-        return _Struct()  # CustomResourceSubresourceStatus has no fields.
-    return None
+        # CustomResourceSubresourceStatus has no fields.
+        return _Struct("CustomResourceSubresourceStatus", "v1.CustomResourceSubresourceStatus")
+    if json_name in _INT_OR_STRING_FIELDS:
+        return _INTSTR
+    return _ANY
 
 
-def _type_shape(typ: str, owner: str, json_name: str) -> _Shape | None:
+def _scalar_shape(typ: str, owner: str, json_name: str) -> _Shape:
+    if typ == "str":
+        if json_name in _QUANTITY_FIELDS.get(owner, ()):
+            return _QUANTITY
+        if json_name in _BYTES_FIELDS.get(owner, ()):
+            return _BYTES
+        return _STRING
+    if typ == "int":
+        return _INT64 if json_name in _INT64_FIELDS.get(owner, ()) else _INT32
+    if typ == "bool":
+        return _BOOL
+    if typ == "float":
+        return _FLOAT64
+    return _DATE_TIME  # datetime, date
+
+
+def _type_shape(typ: str, owner: str, json_name: str) -> _Shape:
     container, inner = _split_type(typ)
     if container:
         shape = _type_shape(inner, owner, json_name)
-        if shape is None:
-            return None
+        if shape is _ANY:
+            return _ANY
         return _List(shape) if container == "list" else _Map(shape)
     if inner in _SCALARS:
-        return None
+        return _scalar_shape(inner, owner, json_name)
     if inner == "object":
         return _object_shape(owner, json_name)
     return _struct_shape(inner)
@@ -277,13 +644,15 @@ def _struct_shape(name: str) -> _Struct:
     shape = _structs.get(name)
     if shape is not None:
         return shape
-    shape = _Struct()
+    shape = _Struct(*_go_names(name))
     # Registered before its fields are filled: recursive types (JSONSchemaProps) refer to it.
     _structs[name] = shape
     cls = _model(name)
     for attr, typ in cls.openapi_types.items():
         json_name = cls.attribute_map[attr]
-        shape.fields[json_name] = _type_shape(typ, name, json_name)
+        field_shape = _type_shape(typ, name, json_name)
+        shape.fields[json_name] = field_shape
+        shape.accept[json_name] = field_shape.ok
     return shape
 
 
@@ -299,31 +668,120 @@ def _kind_shape(group: str, version: str, kind: str) -> _Struct | None:
     return shape
 
 
+def has_go_type(group: str, version: str, kind: str) -> bool:
+    """Whether a built-in kind has a known Go type (so is decoded by :func:`decode`).
+
+    Args:
+        group: The kind's API group ("" for core).
+        version: The version.
+        kind: The kind.
+
+    Returns:
+        True when :func:`decode` checks objects of the kind.
+    """
+    return _kind_shape(group, version, kind) is not None
+
+
+def _unstructured_kind(value: Any) -> str:
+    """The Go kind of an unstructured value, as the unstructured converter names it."""
+    t = type(value)
+    if t is str:
+        return "string"
+    if t is bool:
+        return "bool"
+    if t is int:
+        return "int64"
+    if t is float:
+        return "float64"
+    return "slice" if t is list else "map"
+
+
+def _converter_message(error: _TypeError) -> str:
+    """The unstructured converter's error (``runtime.DefaultUnstructuredConverter``)."""
+    if error.fatal:
+        return error.fatal
+    shape = error.shape
+    source = _unstructured_kind(error.value)
+    if isinstance(shape, _Struct):
+        return f"cannot restore struct from: {source}"
+    if isinstance(shape, _Map):
+        return f"cannot restore map from {source}"
+    if isinstance(shape, _List) or shape.kind == "bytes":
+        return f"cannot restore slice from {source}"
+    target = shape.go_type
+    if source == "float64" and target in ("int32", "int64"):
+        return f"cannot convert float64 to {target}"
+    if source == "int64" and target == "string":
+        return "cannot convert int64 to string"
+    return f"unrecognized type: {target}"
+
+
 @dataclass
-class UnknownFields:
-    """The fields of an object its kind does not declare, found by :func:`find_unknown`.
+class Decoded:
+    """What decoding a built-in object into its Go struct finds, by :func:`decode`.
 
     Attributes:
-        paths: Each field's path (``spec.bogus``,
+        paths: The fields the Go type does not declare (``spec.bogus``,
             ``spec.template.spec.containers[0].bogus``) in the order of a depth-first walk
             of the object, as kube-apiserver's strict decoding reports them (at most 100;
-            fields under JSONSchemaProps' non-strict values are dropped unreported).
+            fields under JSONSchemaProps' non-strict values are dropped unreported, as are
+            null fields).
     """
 
     paths: list[str]
     _where: list[tuple[dict[str, Any], str]] = field(default_factory=list, repr=False)
+    _errors: list[_TypeError] = field(default_factory=list, repr=False)
 
     def drop(self) -> None:
-        """Remove the fields from the object, as decoding into the Go struct does."""
+        """Remove the undeclared and the null fields, as decoding into the Go struct does."""
         for parent, key in self._where:
             parent.pop(key, None)
 
+    def type_error(self, *, unstructured: bool = False) -> str:
+        """The decoding error of a value of the wrong type, or '' when every value fits.
 
-def find_unknown(group: str, version: str, kind: str, obj: dict[str, Any]) -> UnknownFields | None:
-    """Find the fields of a built-in object that its Go type does not declare.
+        Args:
+            unstructured: Report it as the unstructured converter does (strategic merge
+                patches convert the patched map to the Go struct), rather than as Go's
+                JSON decoder does (request bodies, JSON and merge patches).
 
-    The kind's shape is built on first use and kept; the walk visits only the objects and
-    lists of ``obj``.
+        Returns:
+            E.g. ``json: cannot unmarshal string into Go struct field
+            DeploymentSpec.spec.replicas of type int32``: the JSON decoder reports the
+            error of a type's own unmarshaler (``json: cannot unmarshal bool into Go value
+            of type int32`` for an IntOrString) if there is one, else its first type
+            error; the converter reports the first error it meets (``unrecognized type:
+            int32``).
+        """
+        errors = self._errors
+        if not errors:
+            return ""
+        if unstructured:
+            for error in errors:
+                if not error.json_only:
+                    return _converter_message(error)
+            return ""
+        for error in errors:
+            if error.fatal:
+                return error.fatal
+        error = errors[0]
+        what = _json_kind(error.value)
+        if what == "number" and error.shape.go_type in ("int32", "int64"):
+            what = f"number {_go_number(error.value)}"
+        return (
+            f"json: cannot unmarshal {what} into Go struct field {error.struct}.{error.field} "
+            f"of type {error.shape.go_type}"
+        )
+
+
+def decode(group: str, version: str, kind: str, obj: dict[str, Any]) -> Decoded | None:
+    """Check a built-in object against its Go type, as decoding it into the Go struct does.
+
+    Finds the fields the type does not declare and the values of a wrong JSON type (a
+    string where an int32 is declared, a number in a map of strings, a bool for an
+    IntOrString). The kind's shape is built on first use and kept; the walk visits the
+    objects and lists of ``obj`` and looks at a scalar only when its Python type is not one
+    its field accepts outright.
 
     Args:
         group: The kind's API group ("" for core).
@@ -332,25 +790,96 @@ def find_unknown(group: str, version: str, kind: str, obj: dict[str, Any]) -> Un
         obj: The decoded object (not modified).
 
     Returns:
-        The unknown fields (possibly none), or None when the kind has no known Go type.
+        What decoding finds (possibly nothing), or None when the kind has no known Go type.
     """
     shape = _kind_shape(group, version, kind)
     if shape is None:
         return None
     found: _Found = []
-    # A first walk without paths: objects seldom have unknown fields, and paths cost.
-    shape.walk(obj, None, found)
-    if not found:
-        return UnknownFields([])
-    found = []
-    shape.walk(obj, "", found)
+    # A first walk without paths: objects seldom have unknown fields or wrong types, and
+    # paths cost.
+    bad = shape.scan(obj, found)
+    if not found and not bad:
+        return Decoded([])
+    walk = _Walk()
+    shape.detail(obj, "", "", shape.go_name, walk)
     # The strict decoder keeps at most 100 errors.
-    paths = [f[2] for f in found if f[2]][:_MAX_STRICT_ERRORS]
-    return UnknownFields(paths, [(f[0], f[1]) for f in found])
+    paths = [f[2] for f in walk.found if f[2]][:_MAX_STRICT_ERRORS]
+    return Decoded(paths, [(f[0], f[1]) for f in walk.found], walk.errors)
+
+
+# --- server-side apply: the typed conversion of structured-merge-diff --------------------------
 
 
 def _json_value(value: Any) -> str:
     return orjson.dumps(value).decode()
+
+
+def _go_v(value: Any) -> str:
+    """A JSON value as Go's ``%v`` prints it (``map[a:1]``, ``[x y]``)."""
+    if value is None:
+        return "<nil>"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is float:
+        return _schema.go_float(value)
+    if type(value) is dict:
+        return "map[" + " ".join(f"{k}:{_go_v(value[k])}" for k in sorted(value)) + "]"
+    if type(value) is list:
+        return "[" + " ".join(_go_v(v) for v in value) + "]"
+    return str(value)
+
+
+def _go_sharp(value: Any) -> str:
+    """A JSON value held in an ``interface{}`` as Go's ``%#v`` prints it."""
+    if value is None:
+        return "interface {}(nil)"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    t = type(value)
+    if t is str:
+        return _schema.go_quote(value)
+    if t is float:
+        return _schema.go_float(value)
+    if t is dict:
+        items = ", ".join(f"{_schema.go_quote(k)}:{_go_sharp(value[k])}" for k in sorted(value))
+        return "map[string]interface {}{" + items + "}"
+    if t is list:
+        return "[]interface {}{" + ", ".join(_go_sharp(v) for v in value) + "}"
+    return str(value)
+
+
+def _go_type_of(value: Any) -> str:
+    """``%T`` of an unstructured value."""
+    t = type(value)
+    if t is dict:
+        return "map[string]interface {}"
+    if t is list:
+        return "[]interface {}"
+    return {str: "string", bool: "bool", int: "int64", float: "float64"}[t]
+
+
+def _smd_scalar_error(shape: _Scalar, value: Any) -> str:
+    """structured-merge-diff's validation error of a scalar field's value, or ''."""
+    t = type(value)
+    kind = shape.kind
+    if kind in ("string", "bytes"):
+        if t is not str:
+            return f"expected string, got &value.valueUnstructured{{Value:{_go_sharp(value)}}}"
+    elif kind in ("int32", "int64", "float64"):
+        if t is not int and t is not float:
+            return f"expected numeric (int or float), got {_go_type_of(value)}"
+    elif kind == "bool":
+        if t is not bool:
+            return f"expected boolean, got &{{{_go_v(value)}}}"
+    elif t is dict or t is list:
+        # IntOrString, Quantity, Time: "untyped" scalars.
+        return f"expected any scalar, got &{{{_go_v(value)}}}"
+    return ""
 
 
 def _item_element(node: _merge_keys.Node, item: Any, index: int) -> str:
@@ -366,50 +895,86 @@ def _item_element(node: _merge_keys.Node, item: Any, index: int) -> str:
     return f"[{index}]"
 
 
+def _set_item_error(item: Any) -> str:
+    """Why an item cannot be in a set (an associative list without keys), or ''."""
+    if type(item) is dict:
+        return "associative list without keys has an element that's a map type"
+    if type(item) is list:
+        return "not supported: associative list with lists as elements"
+    if item is None:
+        return "associative list without keys has an element that's an explicit null"
+    return ""
+
+
 def _typed_errors(
     value: Any, shape: _Shape, node: _merge_keys.Node, path: str, errors: list[str]
 ) -> None:
-    if isinstance(shape, _Struct):
+    if value is None:
+        return
+    if isinstance(shape, _Scalar):
+        message = _smd_scalar_error(shape, value)
+        if message:
+            errors.append(f"{path}: {message}")
+    elif isinstance(shape, _Struct):
         if type(value) is not dict:
+            errors.append(f"{path}: expected map, got &{{{_go_v(value)}}}")
             return
         for key, sub in value.items():
-            child = shape.fields.get(key, _UNDECLARED)
-            if child is _UNDECLARED:
+            child = shape.fields.get(key)
+            if child is None:
                 errors.append(f"{path}.{key}: field not declared in schema")
                 # The validating walk stops at a map's first undeclared field.
                 return
-            if child is not None and (type(sub) is dict or type(sub) is list):
-                sub_node = node.child(key) if node.kind == _merge_keys.STRUCT else node.elem
-                _typed_errors(sub, child, sub_node, f"{path}.{key}", errors)
+            if type(sub) in child.ok and child is not _BYTES:
+                continue
+            sub_node = node.child(key) if node.kind == _merge_keys.STRUCT else node.elem
+            _typed_errors(sub, child, sub_node, f"{path}.{key}", errors)
     elif isinstance(shape, _List):
         if type(value) is not list:
+            errors.append(f"{path}: expected list, got &{{{_go_v(value)}}}")
             return
-        item_node = node.elem if node.kind == _merge_keys.LIST else _merge_keys.BUILTIN_ANY
+        is_list = node.kind == _merge_keys.LIST
+        keyed = is_list and node.list_type == "map"
+        is_set = is_list and node.list_type == "set"
+        item = shape.item
+        item_node = node.elem if is_list else _merge_keys.BUILTIN_ANY
         for i, sub in enumerate(value):
-            if type(sub) is dict or type(sub) is list:
-                element = _item_element(node, sub, i)
-                _typed_errors(sub, shape.item, item_node, path + element, errors)
+            # An item an associative list cannot index ends the walk of the list.
+            if keyed and type(sub) is not dict:
+                what = "a null element" if sub is None else "non-map elements"
+                errors.append(
+                    f"{path}: element {i}: associative list with keys may not have {what}"
+                )
+                return
+            problem = _set_item_error(sub) if is_set else ""
+            if problem:
+                errors.append(f"{path}: element {i}: {problem}")
+                return
+            if type(sub) in item.ok and item is not _BYTES:
+                continue
+            _typed_errors(sub, item, item_node, path + _item_element(node, sub, i), errors)
     elif isinstance(shape, _Map):
         if type(value) is not dict:
+            errors.append(f"{path}: expected map, got &{{{_go_v(value)}}}")
             return
         value_node = node.elem if node.kind == _merge_keys.MAP else _merge_keys.BUILTIN_ANY
+        child = shape.value
         for key, sub in value.items():
-            if type(sub) is dict or type(sub) is list:
-                _typed_errors(sub, shape.value, value_node, f"{path}.{key}", errors)
-    elif isinstance(shape, _OneOrMany):
-        for i, sub in enumerate(value if type(value) is list else [value]):
-            where = f"{path}[{i}]" if type(value) is list else path
-            _typed_errors(sub, shape.item, _merge_keys.BUILTIN_ANY, where, errors)
+            if type(sub) in child.ok and child is not _BYTES:
+                continue
+            _typed_errors(sub, child, value_node, f"{path}.{key}", errors)
+    # JSONSchemaProps' nested schemas and free-form values are deduced: anything goes.
 
 
 def apply_errors(group: str, version: str, kind: str, obj: dict[str, Any]) -> list[str]:
-    """The typed-conversion errors of a server-side apply patch's undeclared fields.
+    """The typed-conversion errors of a server-side apply patch.
 
     Server-side apply converts the patch to the kind's typed value
-    (structured-merge-diff), which rejects fields the type does not declare, naming
-    them by structured-merge-diff's paths
-    (``.spec.template.spec.containers[name="app"].bogus: field not declared in schema``);
-    its walk stops at the first undeclared field of each object.
+    (structured-merge-diff), which rejects fields the type does not declare and values of
+    the wrong JSON type, naming them by structured-merge-diff's paths
+    (``.spec.template.spec.containers[name="app"].bogus: field not declared in schema``,
+    ``.spec.replicas: expected numeric (int or float), got string``); its walk stops at
+    the first undeclared field of each object.
 
     Args:
         group: The kind's API group ("" for core).
@@ -418,7 +983,7 @@ def apply_errors(group: str, version: str, kind: str, obj: dict[str, Any]) -> li
         obj: The apply patch (not modified).
 
     Returns:
-        One message per undeclared field found (none for kinds without a known type).
+        One message per problem found (none for kinds without a known type).
     """
     shape = _kind_shape(group, version, kind)
     if shape is None:
