@@ -48,6 +48,7 @@ def tests(session: nox.Session) -> None:
 # written against `Environment`, so that they run against any cluster.
 CONFORMANCE = [
     *sorted(str(p) for p in Path("tests/envtest").glob("test_server_*.py")),
+    *sorted(str(p) for p in Path("tests/envtest").glob("test_builtins*.py")),
     "tests/envtest/test_discovery.py",
     "tests/envtest/test_kubectl.py",
 ]
