@@ -1285,19 +1285,21 @@ class API:
             is_apply=True,
         )
 
-    @staticmethod
-    def _check_apply_fields(rt: ResourceType, applied: dict[str, Any]) -> None:
-        """Refuse an apply patch with fields the built-in kind does not declare.
+    @classmethod
+    def _check_apply_fields(cls, rt: ResourceType, applied: dict[str, Any]) -> None:
+        """Refuse an apply patch with fields the kind does not declare.
 
-        The field manager converts the patch to the kind's typed value, which fails on an
-        undeclared field whatever ``fieldValidation`` says (a 500, as kube-apiserver
-        answers).
+        The field manager converts the patch to the kind's typed value (for a custom
+        resource, the type built from its CRD's schema, with ObjectMeta as metadata),
+        which fails on an undeclared field whatever ``fieldValidation`` says (a 500, as
+        kube-apiserver answers): an apply is never pruned.
         """
-        if rt.crd_name or applied.get("apiVersion") != rt.api_version:
+        if applied.get("apiVersion") != rt.api_version or applied.get("kind") != rt.kind:
             return
-        if applied.get("kind") != rt.kind:
-            return
-        errors = _builtin_schema.apply_errors(rt.group, rt.version, rt.kind, applied)
+        if rt.crd_name:
+            errors = cls._undeclared_cr_fields(rt, applied)
+        else:
+            errors = _builtin_schema.apply_errors(rt.group, rt.version, rt.kind, applied)
         if not errors:
             return
         meta = _ro_meta(applied)
@@ -1310,6 +1312,28 @@ class API:
             f"Kind={rt.kind}): {detail}",
             details=False,
         )
+
+    @classmethod
+    def _undeclared_cr_fields(cls, rt: ResourceType, applied: dict[str, Any]) -> list[str]:
+        """structured-merge-diff's errors for the fields a custom resource's schema lacks.
+
+        Its walk stops at the first undeclared field of each object, and names fields by
+        paths with a leading dot (``.spec.bogus: field not declared in schema``).
+        """
+        unknown: list[str] = []
+        copy = deep_copy(applied)
+        if isinstance(copy.get("metadata"), dict):
+            cls._clean_meta(copy, unknown)
+        if rt.schema is not None:
+            _schema.prune(copy, rt.schema, unknown=unknown)
+        errors: list[str] = []
+        parents: set[str] = set()
+        for path in unknown:
+            parent = path.rpartition(".")[0]
+            if parent not in parents:
+                parents.add(parent)
+                errors.append(f".{path}: field not declared in schema")
+        return errors
 
     async def _update_loop(
         self,
