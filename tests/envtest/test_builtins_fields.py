@@ -235,3 +235,38 @@ async def test_crd_schema_unknown_fields_are_dropped(kube: Kube) -> None:
         ]
     finally:
         await kube.delete(f"{path}/gadgets.fields.pyctrl.dev")
+
+
+async def test_unknown_field_in_a_scale_write_warns(kube: Kube, ns: str) -> None:
+    """A /scale body is decoded as autoscaling/v1 Scale: an unknown field is warned about."""
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    await kube.create_ok(path, _deployment("web"))
+    scale = await kube.get_ok(f"{path}/web/scale")
+    scale["spec"] = {"replicas": 2, "bogus": 1}
+    status, answer, headers = await kube.put(f"{path}/web/scale", scale)
+    assert status == 200, answer
+    assert answer["spec"] == {"replicas": 2}
+    assert _warnings(headers) == ['299 - "unknown field \\"spec.bogus\\""']
+
+
+async def test_unknown_field_in_a_strict_scale_write_is_refused(kube: Kube, ns: str) -> None:
+    """With Strict, a /scale PUT with an unknown field is a 400 and a patch a 422."""
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    await kube.create_ok(path, _deployment("web"))
+    scale = await kube.get_ok(f"{path}/web/scale")
+    scale["spec"] = {"replicas": 2, "bogus": 1}
+    strict = {"fieldValidation": "Strict"}
+    status, answer, _ = await kube.put(f"{path}/web/scale", scale, params=strict)
+    assert status == 400
+    assert answer["message"] == (
+        'Scale in version "v1" cannot be handled as a Scale: strict decoding error: '
+        'unknown field "spec.bogus"'
+    )
+    status, answer, _ = await kube.patch(
+        f"{path}/web/scale", {"spec": {"replicas": 3, "bogus": 1}}, params=strict
+    )
+    assert status == 422
+    assert answer["message"].startswith(' "" is invalid: patch: Invalid value: "{')
+    assert answer["message"].endswith('": strict decoding error: unknown field "spec.bogus"')
+    deployment = await kube.get_ok(f"{path}/web")
+    assert deployment["spec"]["replicas"] == 1

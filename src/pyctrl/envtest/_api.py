@@ -740,7 +740,7 @@ class API:
             if rt.schema is not None:
                 _schema.prune(obj, rt.schema, unknown=unknown if report else None)
             if unknown:
-                self._report_unknown(rt, unknown, opts, before)
+                self._report_unknown(rt.kind, rt.version, unknown, opts, before)
             return
         found = _builtin_schema.decode(rt.group, rt.version, rt.kind, obj)
         if found is not None:
@@ -758,13 +758,13 @@ class API:
                 before = b""
                 if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge"):
                     before = orjson.dumps(obj)
-                self._report_unknown(rt, found.paths, opts, before)
+                self._report_unknown(rt.kind, rt.version, found.paths, opts, before)
             found.drop()
         self._clean_meta(obj)
 
     @staticmethod
     def _report_unknown(
-        rt: ResourceType, unknown: list[str], opts: WriteOptions, before: bytes
+        kind: str, version: str, unknown: list[str], opts: WriteOptions, before: bytes
     ) -> None:
         """Warn about unknown fields, or raise kube-apiserver's strict decoding error."""
         if opts.field_validation != "Strict":
@@ -783,9 +783,7 @@ class API:
             raise invalid(
                 "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), text)]
             )
-        raise bad_request(
-            f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {text}'
-        )
+        raise bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {text}')
 
     def _default_and_prune(
         self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions, *, decoded: bool = False
@@ -1663,8 +1661,14 @@ class API:
         patch: Any,
         opts: WriteOptions,
     ) -> dict[str, Any]:
-        """PUT or PATCH of the scale subresource; returns the new Scale."""
+        """PUT or PATCH of the scale subresource; returns the new Scale.
+
+        The body, or the patched Scale, is decoded as ``autoscaling/v1`` ``Scale``: unknown
+        fields are warned about or refused by ``fieldValidation`` (in ``opts.warnings``).
+        """
         spec_path = (rt.scale_paths or (".spec.replicas", "", None))[0]
+        opts.patch_type = patch_type
+        opts.patch = patch
 
         def compute(existing: dict[str, Any] | None) -> dict[str, Any]:
             if existing is None:
@@ -1692,6 +1696,11 @@ class API:
                 raise _decode_error(
                     "Scale", "v1", error, patch_type=patch_type, patch=patch, obj=scale
                 )
+            if decoded is not None and decoded.paths and opts.field_validation != "Ignore":
+                before = b""
+                if opts.field_validation == "Strict" and patch_type in ("json", "merge"):
+                    before = orjson.dumps(scale)
+                self._report_unknown("Scale", "v1", decoded.paths, opts, before)
             if scale.get("kind", "Scale") != "Scale":
                 raise bad_request(
                     f"the kind in the data ({scale.get('kind')}) does not match the expected "

@@ -1105,7 +1105,7 @@ class APIServer:
             scale = await self.api.update_scale(
                 rt, namespace, target.name, scale_body=body, patch_type="", patch=None, opts=opts
             )
-            return self._respond(request, scale, neg=neg)
+            return self._respond(request, scale, neg=neg, warnings=opts.warnings)
         if target.subresource == "finalize":
             obj, created = await self._finalize(rt, target.name, body, opts)
         else:
@@ -1193,7 +1193,7 @@ class APIServer:
                 patch=patch,
                 opts=opts,
             )
-            return self._respond(request, scale, neg=neg)
+            return self._respond(request, scale, neg=neg, warnings=opts.warnings)
         obj, created = await self.api.patch(
             rt, namespace, target.name, patch_type, patch, opts=opts, subresource=target.subresource
         )
