@@ -130,23 +130,6 @@ _UUID_CLEAR: Final = ~((0xF000 << 64) | (0xC000 << 48))
 _UUID_SET: Final = (4 << 76) | (0x8000 << 48)
 
 
-def _go_print(value: Any) -> str:
-    """A decoded JSON value as Go's ``%v`` prints it (``map[spec:map[replicas:2]]``)."""
-    if value is None:
-        return "<nil>"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, float):
-        return _schema.go_float(value)
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_print(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go_print(v) for v in value) + "]"
-    return str(value)
-
-
 def _decode_error(
     kind: str, version: str, error: str, *, patch_type: str, patch: Any, obj: dict[str, Any]
 ) -> StatusError:
@@ -158,7 +141,11 @@ def _decode_error(
     422 naming the patch as Go prints a map.
     """
     if patch_type in ("json", "merge", "strategic"):
-        value = _go_print(patch) if patch_type == "strategic" else orjson.dumps(obj).decode()
+        value = (
+            _builtin_schema.go_print(patch)
+            if patch_type == "strategic"
+            else orjson.dumps(obj).decode()
+        )
         return invalid(
             "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), error)]
         )
@@ -779,7 +766,11 @@ class API:
         if opts.patch_type in ("json", "merge", "strategic"):
             # handlers/patch.go: the patched object (JSON and merge patches) or the patch
             # itself (strategic merge patches, printed as Go prints a map) is the value.
-            value = before.decode() if opts.patch_type != "strategic" else _go_print(opts.patch)
+            value = (
+                before.decode()
+                if opts.patch_type != "strategic"
+                else _builtin_schema.go_print(opts.patch)
+            )
             raise invalid(
                 "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), text)]
             )

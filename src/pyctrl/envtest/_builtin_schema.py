@@ -49,6 +49,7 @@ __all__ = [
     "apply_errors",
     "decode",
     "go_package",
+    "go_print",
     "has_go_type",
     "openapi_definitions",
 ]
@@ -815,7 +816,7 @@ def _json_value(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def _go_v(value: Any) -> str:
+def go_print(value: Any) -> str:
     """A JSON value as Go's ``%v`` prints it (``map[a:1]``, ``[x y]``)."""
     if value is None:
         return "<nil>"
@@ -826,9 +827,9 @@ def _go_v(value: Any) -> str:
     if type(value) is float:
         return _schema.go_float(value)
     if type(value) is dict:
-        return "map[" + " ".join(f"{k}:{_go_v(value[k])}" for k in sorted(value)) + "]"
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
     if type(value) is list:
-        return "[" + " ".join(_go_v(v) for v in value) + "]"
+        return "[" + " ".join(go_print(v) for v in value) + "]"
     return str(value)
 
 
@@ -875,10 +876,10 @@ def _smd_scalar_error(shape: _Scalar, value: Any) -> str:
             return f"expected numeric (int or float), got {_go_type_of(value)}"
     elif kind == "bool":
         if t is not bool:
-            return f"expected boolean, got &{{{_go_v(value)}}}"
+            return f"expected boolean, got &{{{go_print(value)}}}"
     elif t is dict or t is list:
         # IntOrString, Quantity, Time: "untyped" scalars.
-        return f"expected any scalar, got &{{{_go_v(value)}}}"
+        return f"expected any scalar, got &{{{go_print(value)}}}"
     return ""
 
 
@@ -917,7 +918,7 @@ def _typed_errors(
             errors.append(f"{path}: {message}")
     elif isinstance(shape, _Struct):
         if type(value) is not dict:
-            errors.append(f"{path}: expected map, got &{{{_go_v(value)}}}")
+            errors.append(f"{path}: expected map, got &{{{go_print(value)}}}")
             return
         for key, sub in value.items():
             child = shape.fields.get(key)
@@ -931,7 +932,7 @@ def _typed_errors(
             _typed_errors(sub, child, sub_node, f"{path}.{key}", errors)
     elif isinstance(shape, _List):
         if type(value) is not list:
-            errors.append(f"{path}: expected list, got &{{{_go_v(value)}}}")
+            errors.append(f"{path}: expected list, got &{{{go_print(value)}}}")
             return
         is_list = node.kind == _merge_keys.LIST
         keyed = is_list and node.list_type == "map"
@@ -955,7 +956,7 @@ def _typed_errors(
             _typed_errors(sub, item, item_node, path + _item_element(node, sub, i), errors)
     elif isinstance(shape, _Map):
         if type(value) is not dict:
-            errors.append(f"{path}: expected map, got &{{{_go_v(value)}}}")
+            errors.append(f"{path}: expected map, got &{{{go_print(value)}}}")
             return
         value_node = node.elem if node.kind == _merge_keys.MAP else _merge_keys.BUILTIN_ANY
         child = shape.value
