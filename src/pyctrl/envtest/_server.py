@@ -1062,6 +1062,9 @@ class APIServer:
             if transport is None or transport.is_closing():
                 break
             await watcher.wait(min(deadline, next_bookmark, now + 5.0) - now)
+            # One more turn of the loop lets writes in flight queue their events too, so
+            # a busy server sends them to each watcher in one write instead of many.
+            await asyncio.sleep(0)
         with contextlib.suppress(ConnectionError):
             await response.write_eof()
 
