@@ -227,6 +227,37 @@ def unique(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex[:8]}"
 
 
+def deployment(
+    name: str,
+    *,
+    container: dict[str, Any] | None = None,
+    pod: dict[str, Any] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """An apps/v1 Deployment of one ``nginx`` container named ``app``, labelled ``app: name``.
+
+    ``container`` adds fields to the container, ``pod`` to the pod spec, and keyword
+    arguments to the Deployment's spec.
+    """
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "containers": [{"name": "app", "image": "nginx:1.27", **(container or {})}],
+                    **(pod or {}),
+                },
+            },
+            **spec,
+        },
+    }
+
+
 def anonymous_config(env: Environment, token: str | None = None) -> k8s_client.Configuration:
     """``env.config`` without credentials (no client certificate), or with only ``token``."""
     config = copy.deepcopy(env.config)

@@ -9,28 +9,14 @@ whatever it is asked (staging/src/k8s.io/apiserver/pkg/endpoints/handlers).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tests.envtest.conftest import deployment
 
 if TYPE_CHECKING:
     from multidict import CIMultiDict
 
     from tests.envtest.conftest import Kube
-
-
-def _deployment(name: str, **container: Any) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1.27", **container}]},
-            },
-        },
-    }
 
 
 def _warnings(headers: CIMultiDict[str]) -> list[str]:
@@ -78,7 +64,7 @@ async def test_ignore_drops_the_field_silently(kube: Kube, ns: str) -> None:
 
 async def test_nested_unknown_fields_are_named_by_path(kube: Kube, ns: str) -> None:
     """Unknown fields anywhere (metadata, a list item) are listed in document order."""
-    body = _deployment("web", bogusField=True)
+    body = deployment("web", container={"bogusField": True})
     body["metadata"]["bogusMeta"] = "x"
     body["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "nope": 1}]
     status, answer, _ = await kube.post(
@@ -95,7 +81,7 @@ async def test_nested_unknown_fields_are_named_by_path(kube: Kube, ns: str) -> N
 
 async def test_nested_unknown_field_is_dropped_and_the_rest_kept(kube: Kube, ns: str) -> None:
     """A container's unknown field goes; its known fields and free-form values stay."""
-    body = _deployment("web", bogusField=True)
+    body = deployment("web", container={"bogusField": True})
     body["spec"]["strategy"] = {"rollingUpdate": {"maxSurge": 2, "maxUnavailable": "10%"}}
     status, obj, headers = await kube.post(f"/apis/apps/v1/namespaces/{ns}/deployments", body)
     assert status == 201, obj
@@ -121,7 +107,7 @@ async def test_strict_update_is_refused(kube: Kube, ns: str) -> None:
 async def test_merge_patch_warns_then_strict_is_invalid(kube: Kube, ns: str) -> None:
     """A merge patch adding an unknown field warns; with Strict it is a 422 on ``patch``."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web"))
+    await kube.create_ok(path, deployment("web"))
     status, obj, headers = await kube.patch(f"{path}/web", {"spec": {"bogus": 1, "paused": True}})
     assert status == 200, obj
     assert obj["spec"]["paused"] is True
@@ -142,7 +128,7 @@ async def test_merge_patch_warns_then_strict_is_invalid(kube: Kube, ns: str) -> 
 async def test_strategic_merge_patch_strict_names_the_patch(kube: Kube, ns: str) -> None:
     """A strict strategic merge patch is refused with the patch printed as a Go map."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web"))
+    await kube.create_ok(path, deployment("web"))
     status, answer, _ = await kube.patch(
         f"{path}/web",
         {"spec": {"bogus": 1, "replicas": 2}},
@@ -158,7 +144,7 @@ async def test_strategic_merge_patch_strict_names_the_patch(kube: Kube, ns: str)
 
 async def test_server_side_apply_refuses_undeclared_fields(kube: Kube, ns: str) -> None:
     """An apply patch with an undeclared field fails its typed conversion, even with Ignore."""
-    body = _deployment("web", bogusField=True)
+    body = deployment("web", container={"bogusField": True})
     body["metadata"]["namespace"] = ns
     status, answer, _ = await kube.patch(
         f"/apis/apps/v1/namespaces/{ns}/deployments/web",
@@ -176,7 +162,7 @@ async def test_server_side_apply_refuses_undeclared_fields(kube: Kube, ns: str) 
 async def test_unknown_status_field_on_status_write_warns(kube: Kube, ns: str) -> None:
     """The status subresource reports unknown status fields too, and keeps the known ones."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web"))
+    await kube.create_ok(path, deployment("web"))
     status, obj, headers = await kube.patch(
         f"{path}/web/status", {"status": {"replicas": 1, "bogus": True}}
     )
@@ -240,7 +226,7 @@ async def test_crd_schema_unknown_fields_are_dropped(kube: Kube) -> None:
 async def test_unknown_field_in_a_scale_write_warns(kube: Kube, ns: str) -> None:
     """A /scale body is decoded as autoscaling/v1 Scale: an unknown field is warned about."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web"))
+    await kube.create_ok(path, deployment("web"))
     scale = await kube.get_ok(f"{path}/web/scale")
     scale["spec"] = {"replicas": 2, "bogus": 1}
     status, answer, headers = await kube.put(f"{path}/web/scale", scale)
@@ -252,7 +238,7 @@ async def test_unknown_field_in_a_scale_write_warns(kube: Kube, ns: str) -> None
 async def test_unknown_field_in_a_strict_scale_write_is_refused(kube: Kube, ns: str) -> None:
     """With Strict, a /scale PUT with an unknown field is a 400 and a patch a 422."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web"))
+    await kube.create_ok(path, deployment("web"))
     scale = await kube.get_ok(f"{path}/web/scale")
     scale["spec"] = {"replicas": 2, "bogus": 1}
     strict = {"fieldValidation": "Strict"}
@@ -268,5 +254,5 @@ async def test_unknown_field_in_a_strict_scale_write_is_refused(kube: Kube, ns: 
     assert status == 422
     assert answer["message"].startswith(' "" is invalid: patch: Invalid value: "{')
     assert answer["message"].endswith('": strict decoding error: unknown field "spec.bogus"')
-    deployment = await kube.get_ok(f"{path}/web")
-    assert deployment["spec"]["replicas"] == 1
+    stored = await kube.get_ok(f"{path}/web")
+    assert stored["spec"]["replicas"] == 1

@@ -12,27 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tests.envtest.conftest import deployment
+
 if TYPE_CHECKING:
     from tests.envtest.conftest import Kube
-
-
-def _deployment(name: str, container: dict[str, Any], **pod: Any) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {
-                    "containers": [{"name": "app", "image": "nginx:1.27", **container}],
-                    **pod,
-                },
-            },
-        },
-    }
 
 
 async def _smp(kube: Kube, path: str, patch: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +38,7 @@ async def test_container_ports_merge_by_container_port(kube: Kube, ns: str) -> N
     """A patched port list adds and deletes ports by containerPort, keeping the others."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
     ports = [{"name": "http", "containerPort": 80}, {"name": "https", "containerPort": 443}]
-    await kube.create_ok(path, _deployment("web", {"ports": ports}))
+    await kube.create_ok(path, deployment("web", container={"ports": ports}))
     added = _pod_patch(
         containers=[{"name": "app", "ports": [{"name": "metrics", "containerPort": 9090}]}]
     )
@@ -106,7 +89,7 @@ async def test_env_merges_by_name(kube: Kube, ns: str) -> None:
     """Environment variables merge by name: one changed, one added, one deleted, one kept."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
     env = [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}, {"name": "C", "value": "3"}]
-    await kube.create_ok(path, _deployment("web", {"env": env}))
+    await kube.create_ok(path, deployment("web", container={"env": env}))
     patch = _pod_patch(
         containers=[
             {
@@ -134,7 +117,7 @@ async def test_volumes_merge_by_name_and_retain_keys(kube: Kube, ns: str) -> Non
         {"name": "config", "configMap": {"name": "settings"}},
         {"name": "cache", "emptyDir": {}},
     ]
-    await kube.create_ok(path, _deployment("web", {}, volumes=volumes))
+    await kube.create_ok(path, deployment("web", pod={"volumes": volumes}))
     added = _pod_patch(volumes=[{"name": "secrets", "secret": {"secretName": "creds"}}])
     obj = await _smp(kube, f"{path}/web", added)
     pod = obj["spec"]["template"]["spec"]
@@ -151,7 +134,7 @@ async def test_volumes_merge_by_name_and_retain_keys(kube: Kube, ns: str) -> Non
 async def test_status_conditions_merge_by_type(kube: Kube, ns: str) -> None:
     """Conditions patched through the status subresource merge by type."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web", {}))
+    await kube.create_ok(path, deployment("web"))
     conditions = [
         {"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable"},
         {"type": "Progressing", "status": "True", "reason": "ReplicaSetUpdated"},

@@ -12,28 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from tests.envtest.conftest import deployment
+
 if TYPE_CHECKING:
     from tests.envtest.conftest import Kube
 
 _DECODE_DEPLOYMENT = 'Deployment in version "v1" cannot be handled as a Deployment: '
-
-
-def _deployment(name: str, **spec: Any) -> dict[str, Any]:
-    labels = {"app": name}
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
-            },
-            **spec,
-        },
-    }
 
 
 def _container(body: dict[str, Any]) -> dict[str, Any]:
@@ -44,7 +28,7 @@ def _container(body: dict[str, Any]) -> dict[str, Any]:
 async def test_string_for_an_int32_is_a_400_and_nothing_is_stored(kube: Kube, ns: str) -> None:
     """A create whose replicas is a string answers Go's decoding error."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    status, answer, _ = await kube.post(path, _deployment("web", replicas="three"))
+    status, answer, _ = await kube.post(path, deployment("web", replicas="three"))
     assert status == 400, answer
     assert answer["reason"] == "BadRequest"
     assert answer["message"] == _DECODE_DEPLOYMENT + (
@@ -57,7 +41,7 @@ async def test_string_for_an_int32_is_a_400_and_nothing_is_stored(kube: Kube, ns
 
 async def test_nested_field_is_named_by_its_struct_and_go_path(kube: Kube, ns: str) -> None:
     """In a list item, the innermost struct and the path of field names (no indexes)."""
-    body = _deployment("web")
+    body = deployment("web")
     _container(body)["ports"] = [{"containerPort": "80"}]
     status, answer, _ = await kube.post(f"/apis/apps/v1/namespaces/{ns}/deployments", body)
     assert status == 400, answer
@@ -69,7 +53,7 @@ async def test_nested_field_is_named_by_its_struct_and_go_path(kube: Kube, ns: s
 
 async def test_fraction_for_an_integer_names_the_number(kube: Kube, ns: str) -> None:
     """A number with a fraction does not fit an int32: Go quotes the number."""
-    body = _deployment("web", replicas=1.5)
+    body = deployment("web", replicas=1.5)
     status, answer, _ = await kube.post(f"/apis/apps/v1/namespaces/{ns}/deployments", body)
     assert status == 400, answer
     assert answer["message"] == _DECODE_DEPLOYMENT + (
@@ -111,7 +95,7 @@ async def test_type_error_comes_before_strict_unknown_fields(kube: Kube, ns: str
 async def test_update_with_a_wrong_type_is_a_400(kube: Kube, ns: str) -> None:
     """A PUT body is decoded the same way; the stored object is unchanged."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    created = await kube.create_ok(path, _deployment("web"))
+    created = await kube.create_ok(path, deployment("web"))
     created["spec"]["paused"] = "yes"
     status, answer, _ = await kube.put(f"{path}/web", created)
     assert status == 400, answer
@@ -125,7 +109,7 @@ async def test_update_with_a_wrong_type_is_a_400(kube: Kube, ns: str) -> None:
 async def test_merge_patch_to_a_wrong_type_is_invalid(kube: Kube, ns: str) -> None:
     """A merge patch whose result does not decode is a 422 naming the patched object."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web"))
+    await kube.create_ok(path, deployment("web"))
     status, answer, _ = await kube.patch(f"{path}/web", {"spec": {"replicas": "three"}})
     assert status == 422, answer
     assert answer["reason"] == "Invalid"
@@ -157,7 +141,7 @@ async def test_json_patch_to_a_wrong_type_is_invalid(kube: Kube, ns: str) -> Non
 async def test_strategic_merge_patch_to_a_wrong_type_is_invalid(kube: Kube, ns: str) -> None:
     """A strategic merge patch's result is converted from a map: the converter's words."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web"))
+    await kube.create_ok(path, deployment("web"))
     status, answer, _ = await kube.patch(
         f"{path}/web", {"spec": {"replicas": "three"}}, "strategic"
     )
@@ -172,7 +156,7 @@ async def test_server_side_apply_of_a_wrong_type_fails_the_typed_conversion(
     kube: Kube, ns: str
 ) -> None:
     """An apply patch with a string for an integer fails structured-merge-diff's check."""
-    body = _deployment("web", replicas="three")
+    body = deployment("web", replicas="three")
     body["metadata"]["namespace"] = ns
     status, answer, _ = await kube.patch(
         f"/apis/apps/v1/namespaces/{ns}/deployments/web",
@@ -191,7 +175,7 @@ async def test_int_or_string_takes_an_integer_or_a_string(kube: Kube, ns: str) -
     """maxSurge, maxUnavailable and targetPort accept both kinds, stored as sent."""
     strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 2, "maxUnavailable": "25%"}}
     obj = await kube.create_ok(
-        f"/apis/apps/v1/namespaces/{ns}/deployments", _deployment("web", strategy=strategy)
+        f"/apis/apps/v1/namespaces/{ns}/deployments", deployment("web", strategy=strategy)
     )
     assert obj["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 2, "maxUnavailable": "25%"}
     ports = [
@@ -209,7 +193,7 @@ async def test_int_or_string_refuses_other_kinds(kube: Kube, ns: str) -> None:
     """IntOrString's own unmarshaler reports a bool without naming the field."""
     strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": True}}
     status, answer, _ = await kube.post(
-        f"/apis/apps/v1/namespaces/{ns}/deployments", _deployment("web", strategy=strategy)
+        f"/apis/apps/v1/namespaces/{ns}/deployments", deployment("web", strategy=strategy)
     )
     assert status == 400, answer
     assert answer["message"] == (
@@ -220,10 +204,10 @@ async def test_int_or_string_refuses_other_kinds(kube: Kube, ns: str) -> None:
 async def test_quantity_takes_a_number_and_refuses_a_bad_string(kube: Kube, ns: str) -> None:
     """A resource quantity may be a JSON number; an unparsable string fails decoding."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    body = _deployment("web")
+    body = deployment("web")
     _container(body)["resources"] = {"limits": {"cpu": 1, "memory": "64Mi"}}
     await kube.create_ok(path, body)
-    body = _deployment("other")
+    body = deployment("other")
     _container(body)["resources"] = {"limits": {"cpu": "lots"}}
     status, answer, _ = await kube.post(path, body)
     assert status == 400, answer
@@ -235,7 +219,7 @@ async def test_quantity_takes_a_number_and_refuses_a_bad_string(kube: Kube, ns: 
 
 async def test_null_fits_any_field(kube: Kube, ns: str) -> None:
     """null leaves a field unset, whatever its type: defaults then apply."""
-    body = _deployment("web", replicas=None, paused=None, strategy=None)
+    body = deployment("web", replicas=None, paused=None, strategy=None)
     _container(body)["ports"] = None
     obj = await kube.create_ok(f"/apis/apps/v1/namespaces/{ns}/deployments", body)
     assert obj["spec"]["replicas"] == 1
@@ -246,7 +230,7 @@ async def test_null_fits_any_field(kube: Kube, ns: str) -> None:
 async def test_scale_with_a_string_is_a_400(kube: Kube, ns: str) -> None:
     """The body of a /scale write is decoded into autoscaling/v1 Scale."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
-    await kube.create_ok(path, _deployment("web"))
+    await kube.create_ok(path, deployment("web"))
     scale = await kube.get_ok(f"{path}/web/scale")
     scale["spec"]["replicas"] = "3"
     status, answer, _ = await kube.put(f"{path}/web/scale", scale)
