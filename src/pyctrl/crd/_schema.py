@@ -200,6 +200,30 @@ def go_float(f: float) -> str:
     return f"{neg}{digits[:dp]}.{digits[dp:]}"
 
 
+def go_print(value: Any) -> str:
+    """Render a JSON value the way Go's ``%v`` renders the decoded ``interface{}``.
+
+    Args:
+        value: A JSON value (dict, list, str, int, float, bool or None).
+
+    Returns:
+        E.g. ``map[spec:map[replicas:2]]``, ``[x y]``, ``<nil>``.
+    """
+    if value is None:
+        return "<nil>"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(v) for v in value) + "]"
+    return str(value)
+
+
 def go_sharp(value: Any) -> str:
     """Render a JSON value the way Go's ``%#v`` renders the decoded ``interface{}``.
 
@@ -1143,20 +1167,7 @@ def _enum_error(node: _Node, data: Any, path: str) -> _VErr:
 
 def _go_slice(values: list[Any]) -> str:
     # fmt %v of []interface{}.
-    def one(v: Any) -> str:
-        if v is None:
-            return "<nil>"
-        if v is True or v is False:
-            return "true" if v else "false"
-        if isinstance(v, float):
-            return go_float(v)
-        if isinstance(v, dict):
-            return "map[" + " ".join(f"{k}:{one(v[k])}" for k in sorted(v)) + "]"
-        if isinstance(v, list):
-            return "[" + " ".join(one(x) for x in v) + "]"
-        return str(v)
-
-    return "[" + " ".join(one(v) for v in values) + "]"
+    return go_print(values)
 
 
 def _check_string(node: _Node, data: str, path: str) -> _VErr | None:

@@ -141,11 +141,7 @@ def _decode_error(
     422 naming the patch as Go prints a map.
     """
     if patch_type in ("json", "merge", "strategic"):
-        value = (
-            _builtin_schema.go_print(patch)
-            if patch_type == "strategic"
-            else orjson.dumps(obj).decode()
-        )
+        value = _schema.go_print(patch) if patch_type == "strategic" else orjson.dumps(obj).decode()
         return invalid(
             "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), error)]
         )
@@ -767,9 +763,7 @@ class API:
             # handlers/patch.go: the patched object (JSON and merge patches) or the patch
             # itself (strategic merge patches, printed as Go prints a map) is the value.
             value = (
-                before.decode()
-                if opts.patch_type != "strategic"
-                else _builtin_schema.go_print(opts.patch)
+                before.decode() if opts.patch_type != "strategic" else _schema.go_print(opts.patch)
             )
             raise invalid(
                 "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), text)]

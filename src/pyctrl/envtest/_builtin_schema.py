@@ -49,7 +49,6 @@ __all__ = [
     "apply_errors",
     "decode",
     "go_package",
-    "go_print",
     "has_go_type",
     "openapi_definitions",
 ]
@@ -816,44 +815,6 @@ def _json_value(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def go_print(value: Any) -> str:
-    """A JSON value as Go's ``%v`` prints it (``map[a:1]``, ``[x y]``)."""
-    if value is None:
-        return "<nil>"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if type(value) is float:
-        return _schema.go_float(value)
-    if type(value) is dict:
-        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
-    if type(value) is list:
-        return "[" + " ".join(go_print(v) for v in value) + "]"
-    return str(value)
-
-
-def _go_sharp(value: Any) -> str:
-    """A JSON value held in an ``interface{}`` as Go's ``%#v`` prints it."""
-    if value is None:
-        return "interface {}(nil)"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    t = type(value)
-    if t is str:
-        return _schema.go_quote(value)
-    if t is float:
-        return _schema.go_float(value)
-    if t is dict:
-        items = ", ".join(f"{_schema.go_quote(k)}:{_go_sharp(value[k])}" for k in sorted(value))
-        return "map[string]interface {}{" + items + "}"
-    if t is list:
-        return "[]interface {}{" + ", ".join(_go_sharp(v) for v in value) + "}"
-    return str(value)
-
-
 def _go_type_of(value: Any) -> str:
     """``%T`` of an unstructured value."""
     t = type(value)
@@ -870,16 +831,18 @@ def _smd_scalar_error(shape: _Scalar, value: Any) -> str:
     kind = shape.kind
     if kind in ("string", "bytes"):
         if t is not str:
-            return f"expected string, got &value.valueUnstructured{{Value:{_go_sharp(value)}}}"
+            return (
+                f"expected string, got &value.valueUnstructured{{Value:{_schema.go_sharp(value)}}}"
+            )
     elif kind in ("int32", "int64", "float64"):
         if t is not int and t is not float:
             return f"expected numeric (int or float), got {_go_type_of(value)}"
     elif kind == "bool":
         if t is not bool:
-            return f"expected boolean, got &{{{go_print(value)}}}"
+            return f"expected boolean, got &{{{_schema.go_print(value)}}}"
     elif t is dict or t is list:
         # IntOrString, Quantity, Time: "untyped" scalars.
-        return f"expected any scalar, got &{{{go_print(value)}}}"
+        return f"expected any scalar, got &{{{_schema.go_print(value)}}}"
     return ""
 
 
@@ -918,7 +881,7 @@ def _typed_errors(
             errors.append(f"{path}: {message}")
     elif isinstance(shape, _Struct):
         if type(value) is not dict:
-            errors.append(f"{path}: expected map, got &{{{go_print(value)}}}")
+            errors.append(f"{path}: expected map, got &{{{_schema.go_print(value)}}}")
             return
         for key, sub in value.items():
             child = shape.fields.get(key)
@@ -932,7 +895,7 @@ def _typed_errors(
             _typed_errors(sub, child, sub_node, f"{path}.{key}", errors)
     elif isinstance(shape, _List):
         if type(value) is not list:
-            errors.append(f"{path}: expected list, got &{{{go_print(value)}}}")
+            errors.append(f"{path}: expected list, got &{{{_schema.go_print(value)}}}")
             return
         is_list = node.kind == _merge_keys.LIST
         keyed = is_list and node.list_type == "map"
@@ -956,7 +919,7 @@ def _typed_errors(
             _typed_errors(sub, item, item_node, path + _item_element(node, sub, i), errors)
     elif isinstance(shape, _Map):
         if type(value) is not dict:
-            errors.append(f"{path}: expected map, got &{{{go_print(value)}}}")
+            errors.append(f"{path}: expected map, got &{{{_schema.go_print(value)}}}")
             return
         value_node = node.elem if node.kind == _merge_keys.MAP else _merge_keys.BUILTIN_ANY
         child = shape.value
