@@ -131,21 +131,28 @@ _UUID_SET: Final = (4 << 76) | (0x8000 << 48)
 
 
 def _decode_error(
-    kind: str, version: str, error: str, *, patch_type: str, patch: Any, obj: dict[str, Any]
+    kind: str, version: str, error: str, *, patch_type: str, patch: Any, patched: bytes
 ) -> StatusError:
-    """kube-apiserver's answer to a built-in object that does not decode into its Go type.
+    """kube-apiserver's answer to an object that does not decode: a type or strict error.
 
     A request body answers 400 (the handlers' transformDecodeError); the result of a JSON
     or merge patch, which handlers/patch.go decodes into the Go struct, a 422 naming the
-    patched object, and that of a strategic merge patch, converted from the patched map, a
-    422 naming the patch as Go prints a map.
+    patched object (``patched``, its JSON), and that of a strategic merge patch, converted
+    from the patched map, a 422 naming the patch as Go prints a map.
     """
     if patch_type in ("json", "merge", "strategic"):
-        value = _schema.go_print(patch) if patch_type == "strategic" else orjson.dumps(obj).decode()
+        value = _schema.go_print(patch) if patch_type == "strategic" else patched.decode()
         return invalid(
             "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), error)]
         )
     return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
+
+
+def _strict_patched(opts: WriteOptions, obj: dict[str, Any]) -> bytes:
+    """The JSON of a patched object, which a strict decoding error of the patch names."""
+    if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge"):
+        return orjson.dumps(obj)
+    return b""
 
 
 def fast_uuid4() -> str:
@@ -714,42 +721,54 @@ class API:
         report = opts.field_validation != "Ignore"
         unknown: list[str] = []
         if rt.crd_name:
-            before = (
-                orjson.dumps(obj)
-                if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge")
-                else b""
-            )
+            before = _strict_patched(opts, obj)
             self._clean_meta(obj, unknown if report else None)
             if rt.schema is not None:
                 _schema.prune(obj, rt.schema, unknown=unknown if report else None)
             if unknown:
                 self._report_unknown(rt.kind, rt.version, unknown, opts, before)
             return
-        found = _builtin_schema.decode(rt.group, rt.version, rt.kind, obj)
+        found = self._decode_go(rt.group, rt.version, rt.kind, obj, opts)
         if found is not None:
-            error = found.type_error(unstructured=opts.patch_type == "strategic")
-            if error:
-                raise _decode_error(
-                    rt.kind,
-                    rt.version,
-                    error,
-                    patch_type=opts.patch_type,
-                    patch=opts.patch,
-                    obj=obj,
-                )
-            if report and found.paths:
-                before = b""
-                if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge"):
-                    before = orjson.dumps(obj)
-                self._report_unknown(rt.kind, rt.version, found.paths, opts, before)
             found.drop()
         self._clean_meta(obj)
+
+    @classmethod
+    def _decode_go(
+        cls, group: str, version: str, kind: str, obj: dict[str, Any], opts: WriteOptions
+    ) -> _builtin_schema.Decoded | None:
+        """Decode a built-in object (or a Scale) into its Go type, as kube-apiserver does.
+
+        A value of the wrong JSON type fails whatever ``fieldValidation`` says; unknown
+        fields are reported as it asks. Returns what was found (the unknown fields are
+        still in ``obj``), or None for a kind without a Go type.
+        """
+        found = _builtin_schema.decode(group, version, kind, obj)
+        if found is None:
+            return None
+        error = found.type_error(unstructured=opts.patch_type == "strategic")
+        if error:
+            raise _decode_error(
+                kind,
+                version,
+                error,
+                patch_type=opts.patch_type,
+                patch=opts.patch,
+                patched=orjson.dumps(obj),
+            )
+        if found.paths and opts.field_validation != "Ignore":
+            cls._report_unknown(kind, version, found.paths, opts, _strict_patched(opts, obj))
+        return found
 
     @staticmethod
     def _report_unknown(
         kind: str, version: str, unknown: list[str], opts: WriteOptions, before: bytes
     ) -> None:
-        """Warn about unknown fields, or raise kube-apiserver's strict decoding error."""
+        """Warn about unknown fields, or raise kube-apiserver's strict decoding error.
+
+        ``before`` is the JSON of the patched object before its unknown fields were
+        dropped (`_strict_patched`).
+        """
         if opts.field_validation != "Strict":
             # An update retried after a conflict decodes again: warn once, as the
             # deduplicating warning recorder does.
@@ -759,16 +778,9 @@ class API:
                     opts.warnings.append(warning)
             return
         text = "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in unknown)
-        if opts.patch_type in ("json", "merge", "strategic"):
-            # handlers/patch.go: the patched object (JSON and merge patches) or the patch
-            # itself (strategic merge patches, printed as Go prints a map) is the value.
-            value = (
-                before.decode() if opts.patch_type != "strategic" else _schema.go_print(opts.patch)
-            )
-            raise invalid(
-                "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), text)]
-            )
-        raise bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {text}')
+        raise _decode_error(
+            kind, version, text, patch_type=opts.patch_type, patch=opts.patch, patched=before
+        )
 
     def _default_and_prune(
         self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions, *, decoded: bool = False
@@ -1675,17 +1687,7 @@ class API:
                         raise bad_request("apply patches are not supported for scale")
                 except _patch.PatchError as exc:
                     raise StatusError(exc.code, exc.reason, exc.message, details=False) from None
-            decoded = _builtin_schema.decode("autoscaling", "v1", "Scale", scale)
-            error = decoded.type_error(unstructured=patch_type == "strategic") if decoded else ""
-            if error:
-                raise _decode_error(
-                    "Scale", "v1", error, patch_type=patch_type, patch=patch, obj=scale
-                )
-            if decoded is not None and decoded.paths and opts.field_validation != "Ignore":
-                before = b""
-                if opts.field_validation == "Strict" and patch_type in ("json", "merge"):
-                    before = orjson.dumps(scale)
-                self._report_unknown("Scale", "v1", decoded.paths, opts, before)
+            self._decode_go("autoscaling", "v1", "Scale", scale, opts)
             if scale.get("kind", "Scale") != "Scale":
                 raise bad_request(
                     f"the kind in the data ({scale.get('kind')}) does not match the expected "
