@@ -40,8 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kubernetes_asyncio.client import Configuration
-
+from pyctrl._kubernetes import Configuration
 from pyctrl.cache import CacheOptions
 from pyctrl.config import Config, get_config
 from pyctrl.controller import Controller

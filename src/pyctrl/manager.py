@@ -37,9 +37,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aiohttp import web
-from kubernetes_asyncio.client import Configuration
 
 from pyctrl import metrics
+from pyctrl._kubernetes import Configuration
 from pyctrl.cache import Cache, CacheOptions
 from pyctrl.client import Client, Reader, RESTClient, RESTMapper
 from pyctrl.config import Config, CredentialRefresher

@@ -102,18 +102,35 @@ class Scheme:
     def __init__(self) -> None:
         self._by_gvk: dict[GroupVersionKind, type[Any]] = {}
         self._by_type: dict[type[Any], GroupVersionKind] = {}
+        # Built-in kinds registered by model name, their classes not imported yet.
+        self._models: dict[GroupVersionKind, str] = {}
 
     @classmethod
     def with_builtins(cls) -> Scheme:
-        """A Scheme with kubernetes-asyncio's models of the stable built-in kinds."""
-        from kubernetes_asyncio.client import models
+        """A Scheme with kubernetes-asyncio's models of the stable built-in kinds.
 
+        The models are imported the first time the Scheme is asked for one of them
+        (importing one imports all of them, some 35 MiB): an operator that never uses
+        kubernetes-asyncio's models does not pay for them.
+        """
         scheme = cls()
-        for name in _GROUP_OF_MODEL:
-            model = getattr(models, name, None)
-            if model is not None:
-                scheme.add(model)
+        for name, group in _GROUP_OF_MODEL.items():
+            match = _MODEL_NAME.match(name)
+            if match is not None:
+                gvk = GroupVersionKind(group, "v" + match.group(1), match.group(2))
+                scheme._models[gvk] = name
         return scheme
+
+    def _resolve(self, gvk: GroupVersionKind) -> type[Any] | None:
+        """Import the built-in model registered by name for ``gvk``, if any."""
+        name = self._models.pop(gvk, None)
+        if name is None:
+            return None
+        model = getattr(_models(), name, None)
+        if model is not None:
+            self._by_gvk[gvk] = model
+            self._by_type[model] = gvk
+        return model
 
     def add(self, type_: type[Any], gvk: GroupVersionKind | None = None) -> None:
         """Register a type; its GVK is derived when not given.
@@ -122,7 +139,7 @@ class Scheme:
             SchemeError: the GVK cannot be derived, or another type holds it already.
         """
         gvk = gvk or self._derive_gvk(type_)
-        holder = self._by_gvk.get(gvk)
+        holder = self._by_gvk.get(gvk) or self._resolve(gvk)
         if holder is not None and holder is not type_:
             raise SchemeError(f"{gvk} is already registered to {holder.__qualname__}")
         self._by_gvk[gvk] = type_
@@ -130,10 +147,12 @@ class Scheme:
 
     def type_for(self, gvk: GroupVersionKind) -> type[Any] | None:
         """The registered type for a GVK, or None."""
-        return self._by_gvk.get(gvk)
+        return self._by_gvk.get(gvk) or self._resolve(gvk)
 
     def known_kinds(self) -> list[GroupVersionKind]:
         """Every registered GVK, sorted."""
+        for gvk in list(self._models):
+            self._resolve(gvk)
         return sorted(self._by_gvk)
 
     def gvk_for(self, obj_or_type: Any) -> GroupVersionKind:
@@ -241,18 +260,22 @@ def _deepcopy_json(value: Any) -> Any:
 
 @cache
 def _model_configuration() -> Any:
-    from kubernetes_asyncio.client import Configuration
+    from pyctrl._kubernetes import Configuration
 
     config = Configuration()
     config.client_side_validation = False
     return config
 
 
-@cache
-def _model_class(name: str) -> Any:
+def _models() -> Any:
     from kubernetes_asyncio.client import models
 
-    return getattr(models, name)
+    return models
+
+
+@cache
+def _model_class(name: str) -> Any:
+    return getattr(_models(), name)
 
 
 _LIST_TYPE = re.compile(r"^list\[(.+)\]$")

@@ -277,11 +277,13 @@ class Reflector:
             page = await self._source.list(
                 namespace=self.namespace, limit=limit, continue_=continue_
             )
-            # Encode page by page so a big list never holds all its decoded JSON at once.
+            # Encode page by page so a big list never holds all its decoded JSON at once,
+            # and let go of a page before asking for the next.
             items.extend(self._prepare(obj) for obj in page.items)
-            continue_ = page.continue_
+            continue_, resource_version = page.continue_, page.resource_version
+            del page
             if not continue_:
-                return items, page.resource_version
+                return items, resource_version
 
     # watching ------------------------------------------------------------------------
 

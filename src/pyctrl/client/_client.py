@@ -27,8 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from types import TracebackType
 
-    from kubernetes_asyncio.client import Configuration
-
+    from pyctrl._kubernetes import Configuration
     from pyctrl.config import Config
     from pyctrl.meta import GroupVersionKind
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import aiohttp
 import orjson
-from kubernetes_asyncio.client import Configuration
 from yarl import URL
 
+from pyctrl._kubernetes import Configuration
 from pyctrl.clock import Clock, RealClock
 from pyctrl.config import Config
 from pyctrl.errors import APIError, ConfigError
