@@ -38,18 +38,12 @@ from pyctrl.errors import NotFoundError
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from pyctrl.reconcile import Reconciler, Request, Result
 from pyctrl.source import Kind, Source
-from pyctrl.webhook import (
-    Defaulter,
-    Validator,
-    register_conversion,
-    register_defaulter,
-    register_validator,
-)
 
 if TYPE_CHECKING:
     from pyctrl.manager import Manager
     from pyctrl.predicate import Predicate
     from pyctrl.resource import CustomResource
+    from pyctrl.webhook import Defaulter, Validator
 
 __all__ = [
     "Builder",
@@ -229,6 +223,9 @@ class WebhookBuilder:
 
     def complete(self) -> list[str]:
         """Register everything; return the webhook paths."""
+        # The webhook package (and aiohttp's server) loads only for operators that use it.
+        from pyctrl.webhook import register_conversion, register_defaulter, register_validator
+
         if self._type is None:
             raise ValueError("call for_() first")
         server = self.manager.webhook_server

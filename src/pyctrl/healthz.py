@@ -24,10 +24,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-
-from aiohttp import web
+from typing import TYPE_CHECKING
 
 from pyctrl.log import get_logger
+
+# aiohttp's server is imported where it is used: a manager that serves no probes
+# does not load it.
+if TYPE_CHECKING:
+    from aiohttp import web
 
 __all__ = ["Checker", "ProbeServer", "ping", "run_checks"]
 
@@ -65,6 +69,8 @@ async def run_checks(
 
 
 def _render(kind: str, results: Mapping[str, str | None], verbose: bool) -> web.Response:
+    from aiohttp import web
+
     failed = any(reason is not None for reason in results.values())
     if not failed and not verbose:
         return web.Response(text="ok")
@@ -100,6 +106,8 @@ class ProbeServer:
         self.port = port
 
     def _app(self) -> web.Application:
+        from aiohttp import web
+
         app = web.Application()
         for kind in self._checks:
             app.router.add_get(f"/{kind}", self._all(kind))
@@ -118,6 +126,8 @@ class ProbeServer:
         return handle
 
     def _single(self, kind: str) -> Callable[[web.Request], Awaitable[web.Response]]:
+        from aiohttp import web
+
         async def handle(request: web.Request) -> web.Response:
             name = request.match_info["name"]
             check = self._checks[kind].get(name)
@@ -136,6 +146,8 @@ class ProbeServer:
 
     async def start(self) -> None:
         """Serve until cancelled."""
+        from aiohttp import web
+
         runner = web.AppRunner(self._app(), access_log=None)
         await runner.setup()
         try:

@@ -36,8 +36,6 @@ import signal
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from aiohttp import web
-
 from pyctrl import metrics
 from pyctrl._kubernetes import Configuration
 from pyctrl.cache import Cache, CacheOptions
@@ -54,10 +52,13 @@ from pyctrl.leaderelection import (
 from pyctrl.log import get_logger
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
-from pyctrl.webhook import Server as WebhookServer
 
 if TYPE_CHECKING:
     from collections.abc import Collection
+
+    from aiohttp import web
+
+    from pyctrl.webhook import Server as WebhookServer
 
 __all__ = ["Manager", "Options", "Runnable", "parse_address"]
 
@@ -143,11 +144,15 @@ class _MetricsServer:
         self.started = asyncio.Event()
 
     async def _serve(self, request: web.Request) -> web.Response:
+        from aiohttp import web
+
         return web.Response(
             body=metrics.exposition(), headers={"Content-Type": metrics.CONTENT_TYPE_LATEST}
         )
 
     async def start(self) -> None:
+        from aiohttp import web
+
         app = web.Application()
         app.router.add_get("/metrics", self._serve)
         runner = web.AppRunner(app, access_log=None)
@@ -232,6 +237,8 @@ class Manager:
     def webhook_server(self) -> WebhookServer:
         """The webhook server (created with controller-runtime's defaults on first use)."""
         if self._webhook_server is None:
+            from pyctrl.webhook import Server as WebhookServer
+
             self._webhook_server = WebhookServer()
         return self._webhook_server
 
