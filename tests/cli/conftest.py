@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 import pyctrl
 from pyctrl.cli import app
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import ModuleType
 
-    from typer.testing import Result
+    from click.testing import Result
 
 # A user's operator module: one custom resource, a reconciler that marks it Ready.
 OPERATOR_MODULE = """

@@ -48,7 +48,7 @@ def test_init_refuses_a_file_as_directory(workspace: Workspace) -> None:
     (workspace.root / "taken").write_text("")
     result = workspace.invoke("init", "taken", "--name", "shop")
     assert result.exit_code == 2
-    assert "Invalid value for 'directory': dir 'taken' is a file." in result.stderr
+    assert "Invalid value for 'DIRECTORY': Directory 'taken' is a file." in result.stderr
 
 
 def test_init_reports_an_unwritable_directory(workspace: Workspace) -> None:

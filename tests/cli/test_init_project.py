@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import yaml
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from pyctrl.cli import app
 

@@ -22,45 +22,40 @@ traceback. Usage errors exit with status 2.
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
+import click
 
 from pyctrl.cli import _envtest, _generate, _init, _run, _version
 from pyctrl.cli._common import set_traceback
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(
+
+class _Group(click.Group):
+    """Lists the commands in the order they were added (the workflow's), not sorted."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+@click.group(
     name="pyctrl",
+    cls=_Group,
     help="Scaffold, generate manifests for, and run pyctrl operators.",
     no_args_is_help=True,
-    add_completion=False,
-    # Errors are reported as one line; a traceback only on request (--traceback).
-    pretty_exceptions_enable=False,
-    # Plain click output: usage errors stay on a few greppable lines, not in boxes.
-    rich_markup_mode=None,
 )
-"""The Typer application (for embedding, and for ``typer.testing.CliRunner``)."""
-
-
-@app.callback()
-def _root(
-    traceback: Annotated[
-        bool,
-        typer.Option("--traceback", help="Print the full traceback behind an error."),
-    ] = False,
-) -> None:
+@click.option("--traceback", is_flag=True, help="Print the full traceback behind an error.")
+def app(traceback: bool) -> None:
+    """The ``pyctrl`` click group (for embedding, and for ``click.testing.CliRunner``)."""
     set_traceback(traceback)
 
 
-app.command("init")(_init.init)
-app.command("generate")(_generate.generate)
-app.command("run", context_settings=_run.CONTEXT)(_run.run)
-app.command("envtest", context_settings=_envtest.CONTEXT, add_help_option=False)(_envtest.envtest)
-app.command("version")(_version.version)
+app.add_command(_init.init)
+app.add_command(_generate.generate)
+app.add_command(_run.run)
+app.add_command(_envtest.envtest)
+app.add_command(_version.version)
 
 
 def main() -> None:
     """Entry point of the ``pyctrl`` console script."""
-    app()
+    app(prog_name="pyctrl")

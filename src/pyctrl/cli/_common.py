@@ -6,7 +6,7 @@ import functools
 import traceback
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
-import typer
+import click
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,8 +41,8 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
         except CliError as exc:
             if _state["traceback"] and exc.__cause__ is not None:
                 traceback.print_exception(exc.__cause__)
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(1) from None
+            click.echo(f"error: {exc}", err=True)
+            raise click.exceptions.Exit(1) from None
 
     return wrapper
 

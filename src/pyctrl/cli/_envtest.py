@@ -7,16 +7,18 @@ kubeconfig path and serves until Ctrl-C.
 
 from __future__ import annotations
 
-import typer
+import click
 
 CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-def envtest(ctx: typer.Context) -> None:
+@click.command("envtest", context_settings=CONTEXT, add_help_option=False)
+@click.pass_context
+def envtest(ctx: click.Context) -> None:
     """Serve the embedded API server until Ctrl-C.
 
     The flags are those of python -m pyctrl.envtest (pyctrl envtest --help lists them).
     """
     from pyctrl.envtest.__main__ import run
 
-    raise typer.Exit(run(ctx.args))
+    raise click.exceptions.Exit(run(ctx.args))

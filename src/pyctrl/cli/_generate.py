@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from pyctrl.cli._common import CliError, describe, reports_errors
 from pyctrl.cli._load import Target, custom_resources, load, operator_hint
@@ -120,14 +120,14 @@ def _parse(args: list[str]) -> tuple[str, Target]:
     if len(args) == 2 and args[0] in WHAT:
         return args[0], Target.parse(args[1])
     if len(args) == 2:
-        raise typer.BadParameter(
+        raise click.BadParameter(
             f"{args[0]!r} is not one of {', '.join(WHAT)}", param_hint="'[WHAT]'"
         )
     if len(args) == 1:
-        raise typer.BadParameter(
+        raise click.BadParameter(
             f"missing MODULE[:ATTRIBUTE] after {args[0]!r}", param_hint="'TARGET'"
         )
-    raise typer.BadParameter(
+    raise click.BadParameter(
         f"expected [WHAT] MODULE[:ATTRIBUTE], got {len(args)} arguments", param_hint="'TARGET'"
     )
 
@@ -157,9 +157,9 @@ def _select(what: str, rendered: dict[str, str]) -> tuple[dict[str, str], set[st
 
 def _report(result: Plan, out: Path, command: str) -> None:
     for path, (_text, why) in result.write.items():
-        typer.echo(f"stale: {path} ({why})")
+        click.echo(f"stale: {path} ({why})")
     for path in result.remove:
-        typer.echo(f"stale: {path} (no longer generated)")
+        click.echo(f"stale: {path} (no longer generated)")
     count = len(result.write) + len(result.remove)
     raise CliError(
         f"{_files(count)} under {out} {'is' if count == 1 else 'are'} stale; "
@@ -171,40 +171,36 @@ def _files(count: int) -> str:
     return f"{count} manifest file{'' if count == 1 else 's'}"
 
 
+@click.command("generate")
+@click.argument("args", nargs=-1, required=True, metavar="[WHAT] MODULE[:ATTRIBUTE]")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("config"),
+    show_default=True,
+    help="Directory of the manifests.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 listing the files that are missing, differ or are "
+    "no longer generated (for CI).",
+)
 @reports_errors
-def generate(
-    args: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="[WHAT] MODULE[:ATTRIBUTE]",
-            help=(
-                "WHAT is all (default), crd, rbac, manager or webhook; MODULE[:ATTRIBUTE] "
-                "is where the Operator is, e.g. mysrv.__main__:operator. Without "
-                ":ATTRIBUTE the module's one Operator is used; `crd` also works on a "
-                "module that has CustomResource classes but no Operator yet."
-            ),
-            show_default=False,
-        ),
-    ],
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Directory of the manifests.", file_okay=False)
-    ] = Path("config"),
-    check: Annotated[
-        bool,
-        typer.Option(
-            "--check",
-            help="Write nothing; exit 1 listing the files that are missing, differ or are "
-            "no longer generated (for CI).",
-        ),
-    ] = False,
-) -> None:
+def generate(args: tuple[str, ...], out: Path, check: bool) -> None:
     """Write an Operator's manifests, or check that they are current.
+
+    WHAT is all (default), crd, rbac, manager or webhook; MODULE[:ATTRIBUTE] is where
+    the Operator is, e.g. mysrv.__main__:operator. Without :ATTRIBUTE the module's one
+    Operator is used; `crd` also works on a module that has CustomResource classes but
+    no Operator yet.
 
     CRDs, RBAC, the manager's Deployment and webhook configurations, generated from the
     Python code into crd/, rbac/, manager/ and webhook/ under --out. Stale YAML files in
     those subdirectories are removed.
     """
-    what, target = _parse(args)
+    what, target = _parse(list(args))
     rendered, subdirectories = _select(what, _render(what, target))
     result = plan(out, rendered, subdirectories)
     if check:
@@ -213,14 +209,14 @@ def generate(
             if out != Path("config"):
                 command += f" --out {out}"
             _report(result, out, command)
-        typer.echo(f"{out}: {_files(len(result.unchanged))} up to date")
+        click.echo(f"{out}: {_files(len(result.unchanged))} up to date")
         return
     apply(result)
     for path, (_text, why) in result.write.items():
-        typer.echo(f"{'created' if why == 'missing' else 'updated'} {path}")
+        click.echo(f"{'created' if why == 'missing' else 'updated'} {path}")
     for path in result.remove:
-        typer.echo(f"removed {path}")
+        click.echo(f"removed {path}")
     if not rendered:
-        typer.echo(f"{target} has no {what} manifests")
+        click.echo(f"{target} has no {what} manifests")
     elif not result.stale:
-        typer.echo(f"{out}: {_files(len(result.unchanged))} up to date")
+        click.echo(f"{out}: {_files(len(result.unchanged))} up to date")

@@ -23,9 +23,8 @@ import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 import pyctrl
 from pyctrl.cli._common import CliError, reports_errors
@@ -262,36 +261,33 @@ def generate_manifests(directory: Path, values: Project) -> None:
         raise CliError(f"generating the manifests of the new project failed: {detail[0]}")
 
 
+@click.command("init")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--name", help="Operator name, a DNS label (default: the directory's name).")
+@click.option("--domain", default="example.com", show_default=True, help="Domain of the API group.")
+@click.option("--group", help="First label of the API group: <group>.<domain> (default: the name).")
+@click.option(
+    "--version",
+    default="v1alpha1",
+    show_default=True,
+    help="API version of the custom resource.",
+)
+@click.option("--kind", help="Kind of the custom resource, CamelCase (default: from the name).")
+@click.option("--package", help="Python package name (default: the name, '-' replaced by '_').")
+@click.option("--force", is_flag=True, help="Write into a non-empty directory.")
 @reports_errors
 def init(
-    directory: Annotated[
-        Path,
-        typer.Argument(help="Where to create the project (created if missing).", file_okay=False),
-    ],
+    directory: Path,
     *,
-    name: Annotated[
-        str | None,
-        typer.Option(help="Operator name, a DNS label (default: the directory's name)."),
-    ] = None,
-    domain: Annotated[str, typer.Option(help="Domain of the API group.")] = "example.com",
-    group: Annotated[
-        str | None,
-        typer.Option(help="First label of the API group: <group>.<domain> (default: the name)."),
-    ] = None,
-    version: Annotated[str, typer.Option(help="API version of the custom resource.")] = "v1alpha1",
-    kind: Annotated[
-        str | None,
-        typer.Option(help="Kind of the custom resource, CamelCase (default: from the name)."),
-    ] = None,
-    package: Annotated[
-        str | None,
-        typer.Option(help="Python package name (default: the name, '-' replaced by '_')."),
-    ] = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Write into a non-empty directory.")
-    ] = False,
+    name: str | None,
+    domain: str,
+    group: str | None,
+    version: str,
+    kind: str | None,
+    package: str | None,
+    force: bool,
 ) -> None:
-    """Create a new operator project.
+    """Create a new operator project in DIRECTORY (created if missing).
 
     The project has an API type with spec and status, an idempotent reconciler,
     envtest-based tests, generated manifests under config/, a Dockerfile and a README.
@@ -310,7 +306,7 @@ def init(
     contents = files(values)
     write(directory, contents)
     generate_manifests(directory, values)
-    typer.echo(
+    click.echo(
         f"Created the {values.name} operator in {directory}: "
         f"{values.kind} ({values.api_group}/{values.version}) in {values.package}/.\n"
         "Next:\n"

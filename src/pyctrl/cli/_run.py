@@ -7,9 +7,7 @@ them. The operator runs in the foreground until SIGINT or SIGTERM.
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
+import click
 
 from pyctrl.cli._common import CliError, reports_errors
 from pyctrl.cli._load import Target, load_operator
@@ -22,18 +20,11 @@ CONTEXT = {
 }
 
 
+@click.command("run", context_settings=CONTEXT)
+@click.argument("target", metavar="MODULE[:ATTRIBUTE]")
+@click.pass_context
 @reports_errors
-def run(
-    ctx: typer.Context,
-    target: Annotated[
-        str,
-        typer.Argument(
-            metavar="MODULE[:ATTRIBUTE]",
-            help="The Operator, e.g. mysrv.__main__:operator (its flags follow).",
-            show_default=False,
-        ),
-    ],
-) -> None:
+def run(ctx: click.Context, target: str) -> None:
     """Run an Operator in the foreground, with its own flags.
 
     Everything after MODULE[:ATTRIBUTE] goes to the operator (--kubeconfig, --context,
@@ -49,4 +40,4 @@ def run(
         raise CliError(str(exc)) from exc
     except KeyboardInterrupt:
         # Ctrl-C before the manager installed its signal handlers: a normal way to stop.
-        raise typer.Exit(130) from None
+        raise click.exceptions.Exit(130) from None

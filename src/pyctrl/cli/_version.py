@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import platform
 
-import typer
+import click
 
 import pyctrl
 
 
+@click.command("version")
 def version() -> None:
     """Print the pyctrl version."""
-    typer.echo(f"pyctrl {pyctrl.__version__} (Python {platform.python_version()})")
+    click.echo(f"pyctrl {pyctrl.__version__} (Python {platform.python_version()})")
