@@ -49,22 +49,30 @@ def _deferred_package(name: str, directory: Path) -> ModuleType:
         raise ImportError(f"cannot locate the {name} package in {directory}")
     module = importlib.util.module_from_spec(spec)
     loader = spec.loader
+    started = False
 
     def load_rest(attribute: str) -> Any:
         # PEP 562: called only for names the module does not hold yet. A submodule is
         # imported alone, as the import system does for ``from package import module``.
+        nonlocal started
         if not attribute.startswith("__") and importlib.util.find_spec(f"{name}.{attribute}"):
             return importlib.import_module(f"{name}.{attribute}")
+        # Another thread asking meanwhile waits for the ``__init__`` to finish; this thread,
+        # asking again from inside it, sees the partly initialised module, as in any import.
         with _lock:
-            deferred = module.__dict__.pop("__getattr__", None)
-            if deferred is not None:
+            if not started:
+                started = True
                 try:
                     loader.exec_module(module)
                 except BaseException:
-                    module.__dict__["__getattr__"] = deferred
+                    started = False
                     raise
+                del module.__dict__["__getattr__"]
                 _loaded(name)
-        return getattr(module, attribute)
+        try:
+            return module.__dict__[attribute]
+        except KeyError:
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
 
     module.__getattr__ = load_rest  # type: ignore[method-assign]
     sys.modules[name] = module

@@ -124,6 +124,32 @@ def test_kubernetes_asyncio_stays_whole_for_code_that_uses_it(tmp_path: Path) ->
     ]
 
 
+def test_threads_asking_at_once_all_get_the_whole_client(tmp_path: Path) -> None:
+    """While one thread runs the client's ``__init__``, the others wait for it."""
+    out = _python(
+        """
+        import threading
+        import pyctrl.config
+        import kubernetes_asyncio.client as client
+
+        barrier, found = threading.Barrier(8), []
+
+        def ask():
+            barrier.wait()
+            found.append(client.CustomObjectsApi.__name__)
+
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        print(len(found), set(found))
+        """,
+        tmp_path,
+    )
+    assert out.strip() == "8 {'CustomObjectsApi'}"
+
+
 def test_kubernetes_asyncio_imported_first_is_used_as_it_is(tmp_path: Path) -> None:
     """pyctrl changes nothing when kubernetes-asyncio was imported before it."""
     out = _python(
