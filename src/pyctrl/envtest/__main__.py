@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import shutil
 import signal
 import sys
@@ -143,8 +144,31 @@ def run(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+# A young collection every 20,000 net allocations instead of 700. The server keeps every
+# stored object and thousands of past versions (the watch history) alive, while a request
+# allocates a few containers that live until its response is written: with the default
+# threshold, collections promote those in-flight containers, and the full collections they
+# bring on (each walks the whole history) took about a tenth of the CPU a write costs.
+_GC_THRESHOLDS = (20_000, 20, 10)
+
+
+def _tune_gc() -> None:
+    """Tune the collector for a process that only serves (the modules are loaded by now).
+
+    The objects of the loaded modules live as long as the process: frozen, no collection
+    walks them again.
+    """
+    gc.freeze()
+    gc.set_threshold(*_GC_THRESHOLDS)
+
+
 def main() -> None:
-    """Entry point of ``python -m pyctrl.envtest``: exits with `run`'s status."""
+    """Entry point of ``python -m pyctrl.envtest``: exits with `run`'s status.
+
+    The process only serves, so the collector is tuned for it first (`run`, which tests
+    and ``pyctrl envtest`` call in their own process, leaves it alone).
+    """
+    _tune_gc()
     sys.exit(run())
 
 
