@@ -91,6 +91,15 @@ _GROUP_OF_MODEL: dict[str, str] = {
 _MODEL_NAME = re.compile(r"^(?:Core|Events)?V(\d+(?:alpha\d+|beta\d+)?)([A-Z]\w*)$")
 
 
+def _model_gvk(name: str) -> GroupVersionKind | None:
+    """The GVK of the kubernetes-asyncio model class called ``name``, if it is a known kind."""
+    group = _GROUP_OF_MODEL.get(name)
+    match = _MODEL_NAME.match(name)
+    if group is None or match is None:
+        return None
+    return GroupVersionKind(group, "v" + match.group(1), match.group(2))
+
+
 class Scheme:
     """A registry of Python types by GroupVersionKind.
 
@@ -114,10 +123,9 @@ class Scheme:
         kubernetes-asyncio's models does not pay for them.
         """
         scheme = cls()
-        for name, group in _GROUP_OF_MODEL.items():
-            match = _MODEL_NAME.match(name)
-            if match is not None:
-                gvk = GroupVersionKind(group, "v" + match.group(1), match.group(2))
+        for name in _GROUP_OF_MODEL:
+            gvk = _model_gvk(name)
+            if gvk is not None:
                 scheme._models[gvk] = name
         return scheme
 
@@ -181,14 +189,13 @@ class Scheme:
             except TypeError as exc:
                 raise SchemeError(str(exc)) from None
         name = getattr(type_, "__name__", repr(type_))
-        group = _GROUP_OF_MODEL.get(name)
-        match = _MODEL_NAME.match(name)
-        if group is None or match is None:
+        gvk = _model_gvk(name)
+        if gvk is None:
             raise SchemeError(
                 f"{name} is not a known Kubernetes type: register it with "
                 "Scheme.add(type, GroupVersionKind(...)), or use Unstructured"
             )
-        return GroupVersionKind(group, "v" + match.group(1), match.group(2))
+        return gvk
 
     def to_dict(self, obj: Any) -> dict[str, Any]:
         """The wire form of an object (``apiVersion`` and ``kind`` always set).
