@@ -899,9 +899,11 @@ def _cmp_leaf(old: Any, new: Any, pe: str, diff: _Diff) -> None:
         diff.added[pe] = {}
     elif new is _MISSING:
         diff.removed[pe] = {}
-    elif old is new or (type(old) is type(new) and type(old) in _SCALARS and old == new):
-        return
-    elif not json_equal(old, new):
+    elif type(old) is type(new) and type(old) in _SCALARS:
+        # Two strings, integers, floats or booleans: equal as JSON exactly when equal.
+        if old != new:
+            diff.modified[pe] = {}
+    elif old is not new and not json_equal(old, new):
         diff.modified[pe] = {}
 
 
