@@ -17,9 +17,10 @@ kubernetes-asyncio directly sees the whole library, as if it had been imported f
 If it was imported first, this module changes nothing.
 
 ``kubernetes_asyncio.config.kube_config`` does ``from kubernetes_asyncio.client import
-ApiClient`` at import; until the client package is loaded, that name is a stand-in
-whose construction loads it and returns a real ``ApiClient``, and loading the package
-puts the real class back into ``kube_config``.
+ApiClient`` at import, so it is imported here with a stand-in for that name alone (the
+client package itself never holds it): constructing the stand-in loads the package and
+returns a real ``ApiClient``, and loading the package puts the real class back into
+``kube_config``.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ class _ApiClient:
     """Stands for ``kubernetes_asyncio.client.ApiClient`` until the client is loaded."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # Not in the client package's namespace: asking it for ApiClient loads it.
         return sys.modules[_CLIENT].ApiClient(*args, **kwargs)
 
 
@@ -111,7 +113,13 @@ def _install() -> None:
         from kubernetes_asyncio.client.configuration import Configuration as _Configuration
 
         client.__dict__["Configuration"] = _Configuration
+        # kube_config imports ApiClient from the client package: it gets the stand-in,
+        # which then leaves the package, where a real ApiClient is what callers must get.
         client.__dict__["ApiClient"] = _ApiClient
+        try:
+            importlib.import_module(_KUBE_CONFIG)
+        finally:
+            del client.__dict__["ApiClient"]
 
 
 _install()

@@ -124,6 +124,70 @@ def test_kubernetes_asyncio_stays_whole_for_code_that_uses_it(tmp_path: Path) ->
     ]
 
 
+def test_an_api_client_is_real_however_it_is_first_asked_for(tmp_path: Path) -> None:
+    """Before anything loads the client package, both ways give a real ApiClient."""
+    out = _python(
+        """
+        import asyncio, os
+        import pyctrl.config
+        from kubernetes_asyncio import config
+        from kubernetes_asyncio.config import kube_config
+
+        async def main():
+            api = await config.new_client_from_config(os.environ["KUBECONFIG"])
+            from kubernetes_asyncio.client import ApiClient
+            print(type(api) is ApiClient, kube_config.ApiClient is ApiClient)
+            await api.close()
+            other = ApiClient()
+            print(type(other).__module__)
+            await other.close()
+
+        asyncio.run(main())
+        """,
+        tmp_path,
+    )
+    assert out.split() == ["True", "True", "kubernetes_asyncio.client.api_client"]
+
+
+def test_the_client_package_gives_the_real_api_client_first(tmp_path: Path) -> None:
+    """``kubernetes_asyncio.client.ApiClient``, asked first, is the real class."""
+    out = _python(
+        """
+        import pyctrl.manager
+        import kubernetes_asyncio.client as client
+        print(client.ApiClient.__module__)
+        """,
+        tmp_path,
+    )
+    assert out.strip() == "kubernetes_asyncio.client.api_client"
+
+
+def test_an_environment_started_after_pyctrl_serves_kubernetes_asyncio(tmp_path: Path) -> None:
+    """The embedded server and kubernetes-asyncio's API classes, pyctrl imported first."""
+    out = _python(
+        """
+        import asyncio
+        import pyctrl.manager
+        from pyctrl.envtest import Environment
+
+        async def main():
+            async with Environment() as env:
+                from kubernetes_asyncio.client import ApiClient, CoreV1Api, V1ConfigMap
+
+                async with ApiClient(env.config) as api:
+                    core = CoreV1Api(api)
+                    body = V1ConfigMap(metadata={"name": "lean"}, data={"a": "1"})
+                    await core.create_namespaced_config_map("default", body)
+                    read = await core.read_namespaced_config_map("lean", "default")
+                    print(read.data["a"])
+
+        asyncio.run(main())
+        """,
+        tmp_path,
+    )
+    assert out.strip() == "1"
+
+
 def test_threads_asking_at_once_all_get_the_whole_client(tmp_path: Path) -> None:
     """While one thread runs the client's ``__init__``, the others wait for it."""
     out = _python(
