@@ -10,11 +10,12 @@ kubeconfig and in-cluster loaders of ``kubernetes_asyncio.config``.
 So, when kubernetes-asyncio has not been imported yet, this module registers its two
 packages, ``kubernetes_asyncio`` and ``kubernetes_asyncio.client``, without running
 their ``__init__``; the submodules pyctrl imports load as usual. Each package runs its
-real ``__init__`` the first time anything asks it for a name it does not hold yet
-(``kubernetes_asyncio.client.CoreV1Api``, ``from kubernetes_asyncio import watch``,
-``from kubernetes_asyncio.client import *``...): code in the same process that uses
-kubernetes-asyncio directly sees the whole library, as if it had been imported first.
-If it was imported first, this module changes nothing.
+real ``__init__`` the first time anything asks it for a name it does not hold that is not
+one of its submodules (``kubernetes_asyncio.client.CoreV1Api``,
+``kubernetes_asyncio.__version__``, ``from kubernetes_asyncio.client import *``) or
+lists its names (``dir()``); a submodule asked for is imported alone, as usual. Code in
+the same process that uses kubernetes-asyncio directly sees the whole library, as if it
+had been imported first. If it was imported first, this module changes nothing.
 
 ``kubernetes_asyncio.config.kube_config`` does ``from kubernetes_asyncio.client import
 ApiClient`` at import, so it is imported here with a stand-in for that name alone (the
@@ -55,11 +56,23 @@ def _deferred_package(name: str, directory: Path) -> ModuleType:
     def load_rest(attribute: str) -> Any:
         # PEP 562: called only for names the module does not hold yet. A submodule is
         # imported alone, as the import system does for ``from package import module``.
-        nonlocal started
         if not attribute.startswith("__") and importlib.util.find_spec(f"{name}.{attribute}"):
             return importlib.import_module(f"{name}.{attribute}")
+        load()
+        try:
+            return module.__dict__[attribute]
+        except KeyError:
+            raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
+
+    def list_names() -> list[str]:
+        # PEP 562's __dir__: dir(), inspect and completion see every name.
+        load()
+        return sorted(module.__dict__)
+
+    def load() -> None:
         # Another thread asking meanwhile waits for the ``__init__`` to finish; this thread,
         # asking again from inside it, sees the partly initialised module, as in any import.
+        nonlocal started
         with _lock:
             if not started:
                 started = True
@@ -68,14 +81,11 @@ def _deferred_package(name: str, directory: Path) -> ModuleType:
                 except BaseException:
                     started = False
                     raise
-                del module.__dict__["__getattr__"]
+                del module.__dict__["__getattr__"], module.__dict__["__dir__"]
                 _loaded(name)
-        try:
-            return module.__dict__[attribute]
-        except KeyError:
-            raise AttributeError(f"module {name!r} has no attribute {attribute!r}") from None
 
     module.__getattr__ = load_rest  # type: ignore[method-assign]
+    module.__dir__ = list_names  # type: ignore[method-assign]
     sys.modules[name] = module
     return module
 

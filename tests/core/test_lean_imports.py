@@ -188,6 +188,19 @@ def test_an_environment_started_after_pyctrl_serves_kubernetes_asyncio(tmp_path:
     assert out.strip() == "1"
 
 
+def test_dir_lists_the_whole_package(tmp_path: Path) -> None:
+    """dir() of a deferred package (inspect, completion) loads it and lists everything."""
+    out = _python(
+        """
+        import pyctrl.manager
+        import kubernetes_asyncio, kubernetes_asyncio.client as client
+        print("CoreV1Api" in dir(client), "watch" in dir(kubernetes_asyncio))
+        """,
+        tmp_path,
+    )
+    assert out.split() == ["True", "True"]
+
+
 def test_threads_asking_at_once_all_get_the_whole_client(tmp_path: Path) -> None:
     """While one thread runs the client's ``__init__``, the others wait for it."""
     out = _python(
