@@ -7,6 +7,7 @@ removes them at the end.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -210,6 +211,89 @@ async def test_server_side_apply_refuses_undeclared_fields(
     }
     status, _, _ = await kube.get(f"{path}/a")
     assert status == 404
+
+
+@pytest.mark.parametrize(
+    ("spec", "error"),
+    [
+        ({"port": "80"}, ".spec.port: expected numeric (int or float), got string"),
+        ({"port": True}, ".spec.port: expected numeric (int or float), got bool"),
+        ({"mode": 5}, ".spec.mode: expected string, got &value.valueUnstructured{Value:5}"),
+        ("x", ".spec: expected map, got &{x}"),
+    ],
+)
+async def test_server_side_apply_refuses_values_of_the_wrong_type(
+    env: Environment, kube: Kube, ns: str, group: str, *, spec: Any, error: str
+) -> None:
+    """The typed conversion of an apply checks each value's JSON type against the schema.
+
+    kube-apiserver answers 500 from structured-merge-diff, before any validation (a
+    merge patch with the same value gets a 422 from the schema instead).
+    """
+    await install(env, crd(group))
+    body = srv(group, "t")
+    body["metadata"]["namespace"] = ns
+    body["spec"] = spec
+    path = f"/apis/{group}/v1/namespaces/{ns}/mysrvs/t"
+    status, answer, _ = await kube.patch(path, body, "apply", params={"fieldManager": "tests"})
+    # A plain error in the handler: 500 with StatusReasonUnknown, which is "" (omitted).
+    assert (status, answer.get("reason")) == (500, None)
+    assert answer["message"] == (
+        f"failed to create typed patch object ({ns}/t; {group}/v1, Kind=MySrv): {error}"
+    )
+    status, _, _ = await kube.get(path)
+    assert status == 404
+
+
+def crd_with_ports(group: str) -> dict[str, Any]:
+    """`crd` with ``spec.ports``, an associative list keyed by ``name``."""
+    definition = crd(group)
+    schema = copy.deepcopy(SCHEMA)
+    schema["properties"]["spec"]["properties"]["ports"] = {
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["name"],
+        "items": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
+        },
+    }
+    for version in definition["spec"]["versions"]:
+        version["schema"] = {"openAPIV3Schema": schema}
+    return definition
+
+
+@pytest.mark.parametrize(
+    ("ports", "error"),
+    [
+        (
+            [{"name": "http", "port": 80, "bogus": 1}],
+            '.spec.ports[name="http"].bogus: field not declared in schema',
+        ),
+        (
+            [{"name": "http", "port": "eighty"}],
+            '.spec.ports[name="http"].port: expected numeric (int or float), got string',
+        ),
+        (
+            ["http"],
+            ".spec.ports: element 0: associative list with keys may not have non-map elements",
+        ),
+    ],
+)
+async def test_server_side_apply_names_list_items_by_their_keys(
+    env: Environment, kube: Kube, ns: str, group: str, *, ports: Any, error: str
+) -> None:
+    """structured-merge-diff names an item of an associative list by its keys."""
+    await install(env, crd_with_ports(group))
+    body = srv(group, "k", port=1, ports=ports)
+    body["metadata"]["namespace"] = ns
+    path = f"/apis/{group}/v1/namespaces/{ns}/mysrvs/k"
+    status, answer, _ = await kube.patch(path, body, "apply", params={"fieldManager": "tests"})
+    assert status == 500
+    assert answer["message"] == (
+        f"failed to create typed patch object ({ns}/k; {group}/v1, Kind=MySrv): {error}"
+    )
 
 
 async def test_server_side_apply_of_declared_fields_succeeds(

@@ -1292,7 +1292,7 @@ class API:
         if applied.get("apiVersion") != rt.api_version or applied.get("kind") != rt.kind:
             return
         if rt.crd_name:
-            errors = cls._undeclared_cr_fields(rt, applied)
+            errors = cls._cr_apply_errors(rt, applied)
         else:
             errors = _builtin_schema.apply_errors(rt.group, rt.version, rt.kind, applied)
         if not errors:
@@ -1309,25 +1309,20 @@ class API:
         )
 
     @classmethod
-    def _undeclared_cr_fields(cls, rt: ResourceType, applied: dict[str, Any]) -> list[str]:
-        """structured-merge-diff's errors for the fields a custom resource's schema lacks.
+    def _cr_apply_errors(cls, rt: ResourceType, applied: dict[str, Any]) -> list[str]:
+        """structured-merge-diff's errors of a custom resource's apply patch.
 
-        Its walk stops at the first undeclared field of each object, and names fields by
-        paths with a leading dot (``.spec.bogus: field not declared in schema``).
+        Undeclared metadata fields, then the schema's own walk
+        (`_builtin_schema.custom_resource_apply_errors`); paths have a leading dot
+        (``.spec.bogus: field not declared in schema``).
         """
         unknown: list[str] = []
-        copy = deep_copy(applied)
-        if isinstance(copy.get("metadata"), dict):
-            cls._clean_meta(copy, unknown)
+        meta = applied.get("metadata")
+        if isinstance(meta, dict):
+            cls._clean_meta({"metadata": dict(meta)}, unknown)
+        errors = [f".{path}: field not declared in schema" for path in unknown[:1]]
         if rt.schema is not None:
-            _schema.prune(copy, rt.schema, unknown=unknown)
-        errors: list[str] = []
-        parents: set[str] = set()
-        for path in unknown:
-            parent = path.rpartition(".")[0]
-            if parent not in parents:
-                parents.add(parent)
-                errors.append(f".{path}: field not declared in schema")
+            errors.extend(_builtin_schema.custom_resource_apply_errors(rt.schema, applied))
         return errors
 
     async def _update_loop(

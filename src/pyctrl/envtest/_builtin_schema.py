@@ -957,6 +957,100 @@ def apply_errors(group: str, version: str, kind: str, obj: dict[str, Any]) -> li
     return errors
 
 
+def custom_resource_apply_errors(schema: dict[str, Any], obj: dict[str, Any]) -> list[str]:
+    """The typed-conversion errors of a custom resource's server-side apply patch.
+
+    As for built-in kinds (`apply_errors`), structured-merge-diff converts the patch to
+    the type built from the CRD version's structural schema: a field the schema does not
+    declare (outside ``x-kubernetes-preserve-unknown-fields``) ends the walk of its
+    object, a value of the wrong JSON type is named, and list items are named by their
+    keys (``.spec.ports[name="http"].bogus``). ``apiVersion``, ``kind`` and ``metadata``
+    of the root are the standard fields and are not checked here.
+
+    Args:
+        schema: The version's ``openAPIV3Schema``.
+        obj: The apply patch (not modified).
+
+    Returns:
+        One message per problem found, in the order of the walk.
+    """
+    errors: list[str] = []
+    rest = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    _schema_errors(rest, schema, _merge_keys.schema_root(schema), "", errors)
+    return errors
+
+
+_SCHEMA_SCALARS: Final[dict[str, _Scalar]] = {
+    "integer": _FLOAT64,
+    "number": _FLOAT64,
+    "string": _STRING,
+    "boolean": _BOOL,
+}
+"""structured-merge-diff's scalar of each JSON schema type: numeric, string, boolean."""
+
+
+def _schema_errors(
+    value: Any, schema: Any, node: _merge_keys.Node, path: str, errors: list[str]
+) -> None:
+    if value is None or not isinstance(schema, dict):
+        return
+    typ = schema.get("type")
+    if schema.get("x-kubernetes-int-or-string") is True:
+        scalar: _Scalar | None = _INTSTR
+    else:
+        scalar = _SCHEMA_SCALARS.get(typ) if isinstance(typ, str) else None
+    if scalar is not None:
+        message = _smd_scalar_error(scalar, value)
+        if message:
+            errors.append(f"{path}: {message}")
+        return
+    if typ == "array":
+        if type(value) is not list:
+            errors.append(f"{path}: expected list, got &{{{_schema.go_print(value)}}}")
+            return
+        keyed = node.kind == _merge_keys.LIST and node.list_type == "map"
+        is_set = node.kind == _merge_keys.LIST and node.list_type == "set"
+        for i, sub in enumerate(value):
+            # An item an associative list cannot index ends the walk of the list.
+            if keyed and type(sub) is not dict:
+                what = "a null element" if sub is None else "non-map elements"
+                errors.append(
+                    f"{path}: element {i}: associative list with keys may not have {what}"
+                )
+                return
+            problem = _set_item_error(sub) if is_set else ""
+            if problem:
+                errors.append(f"{path}: element {i}: {problem}")
+                return
+            element = path + _item_element(node, sub, i)
+            _schema_errors(sub, schema.get("items"), node.elem, element, errors)
+        return
+    props = schema.get("properties")
+    additional = schema.get("additionalProperties")
+    if typ != "object" and not isinstance(props, dict) and not isinstance(additional, dict):
+        return  # no type: anything goes
+    if type(value) is not dict:
+        errors.append(f"{path}: expected map, got &{{{_schema.go_print(value)}}}")
+        return
+    open_ = schema.get("x-kubernetes-preserve-unknown-fields") is True
+    if isinstance(props, dict) and props:
+        embedded = schema.get("x-kubernetes-embedded-resource") is True
+        for key, sub in value.items():
+            sub_schema = props.get(key)
+            if sub_schema is None:
+                if open_ or (embedded and key in ("apiVersion", "kind", "metadata")):
+                    continue
+                errors.append(f"{path}.{key}: field not declared in schema")
+                # The validating walk stops at a map's first undeclared field.
+                return
+            _schema_errors(sub, sub_schema, node.child(key), f"{path}.{key}", errors)
+    elif isinstance(additional, dict):
+        for key, sub in value.items():
+            _schema_errors(sub, additional, node.elem, f"{path}.{key}", errors)
+    elif not open_ and value:
+        errors.append(f"{path}.{next(iter(value))}: field not declared in schema")
+
+
 # --- OpenAPI definitions -----------------------------------------------------------------------
 
 
