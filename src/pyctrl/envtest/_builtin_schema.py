@@ -859,6 +859,21 @@ def _item_element(node: _merge_keys.Node, item: Any, index: int) -> str:
     return f"[{index}]"
 
 
+def _list_item_error(node: _merge_keys.Node, item: Any, index: int) -> str:
+    """Why structured-merge-diff's walk of a list ends at ``item``, or ''.
+
+    An associative list cannot index an item that is not a map (with keys) or that is a
+    map, a list or null (without keys, a set).
+    """
+    if node.kind != _merge_keys.LIST:
+        return ""
+    if node.list_type == "map" and type(item) is not dict:
+        what = "a null element" if item is None else "non-map elements"
+        return f"element {index}: associative list with keys may not have {what}"
+    problem = _set_item_error(item) if node.list_type == "set" else ""
+    return f"element {index}: {problem}" if problem else ""
+
+
 def _set_item_error(item: Any) -> str:
     """Why an item cannot be in a set (an associative list without keys), or ''."""
     if type(item) is dict:
@@ -897,22 +912,12 @@ def _typed_errors(
         if type(value) is not list:
             errors.append(f"{path}: expected list, got &{{{_schema.go_print(value)}}}")
             return
-        is_list = node.kind == _merge_keys.LIST
-        keyed = is_list and node.list_type == "map"
-        is_set = is_list and node.list_type == "set"
         item = shape.item
-        item_node = node.elem if is_list else _merge_keys.BUILTIN_ANY
+        item_node = node.elem if node.kind == _merge_keys.LIST else _merge_keys.BUILTIN_ANY
         for i, sub in enumerate(value):
-            # An item an associative list cannot index ends the walk of the list.
-            if keyed and type(sub) is not dict:
-                what = "a null element" if sub is None else "non-map elements"
-                errors.append(
-                    f"{path}: element {i}: associative list with keys may not have {what}"
-                )
-                return
-            problem = _set_item_error(sub) if is_set else ""
+            problem = _list_item_error(node, sub, i)
             if problem:
-                errors.append(f"{path}: element {i}: {problem}")
+                errors.append(f"{path}: {problem}")
                 return
             if type(sub) in item.ok and item is not _BYTES:
                 continue
@@ -1008,19 +1013,10 @@ def _schema_errors(
         if type(value) is not list:
             errors.append(f"{path}: expected list, got &{{{_schema.go_print(value)}}}")
             return
-        keyed = node.kind == _merge_keys.LIST and node.list_type == "map"
-        is_set = node.kind == _merge_keys.LIST and node.list_type == "set"
         for i, sub in enumerate(value):
-            # An item an associative list cannot index ends the walk of the list.
-            if keyed and type(sub) is not dict:
-                what = "a null element" if sub is None else "non-map elements"
-                errors.append(
-                    f"{path}: element {i}: associative list with keys may not have {what}"
-                )
-                return
-            problem = _set_item_error(sub) if is_set else ""
+            problem = _list_item_error(node, sub, i)
             if problem:
-                errors.append(f"{path}: element {i}: {problem}")
+                errors.append(f"{path}: {problem}")
                 return
             element = path + _item_element(node, sub, i)
             _schema_errors(sub, schema.get("items"), node.elem, element, errors)
