@@ -1308,19 +1308,20 @@ class API:
             details=False,
         )
 
-    @classmethod
-    def _cr_apply_errors(cls, rt: ResourceType, applied: dict[str, Any]) -> list[str]:
+    @staticmethod
+    def _cr_apply_errors(rt: ResourceType, applied: dict[str, Any]) -> list[str]:
         """structured-merge-diff's errors of a custom resource's apply patch.
 
-        Undeclared metadata fields, then the schema's own walk
-        (`_builtin_schema.custom_resource_apply_errors`); paths have a leading dot
+        The first undeclared metadata field (the walk stops there), then the schema's own
+        walk (`_builtin_schema.custom_resource_apply_errors`); paths have a leading dot
         (``.spec.bogus: field not declared in schema``).
         """
-        unknown: list[str] = []
+        errors: list[str] = []
         meta = applied.get("metadata")
-        if isinstance(meta, dict):
-            cls._clean_meta({"metadata": dict(meta)}, unknown)
-        errors = [f".{path}: field not declared in schema" for path in unknown[:1]]
+        if type(meta) is dict:
+            undeclared = next((key for key in meta if key not in _OBJECT_META_FIELDS), None)
+            if undeclared is not None:
+                errors.append(f".metadata.{undeclared}: field not declared in schema")
         if rt.schema is not None:
             errors.extend(_builtin_schema.custom_resource_apply_errors(rt.schema, applied))
         return errors
