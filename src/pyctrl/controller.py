@@ -35,7 +35,7 @@ import contextvars
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyctrl import metrics
 from pyctrl.clock import Clock, RealClock
@@ -44,6 +44,9 @@ from pyctrl.log import bound_context, get_logger
 from pyctrl.reconcile import Reconciler, Request, Result
 from pyctrl.source import Source, SyncingSource
 from pyctrl.workqueue import RateLimiter, ShutDownError, WorkQueue
+
+if TYPE_CHECKING:
+    from pyctrl._fence import LeaseFence
 
 __all__ = ["Controller", "Options"]
 
@@ -135,6 +138,9 @@ class Controller:
         )
         self.graceful_shutdown_timeout = self.options.graceful_shutdown_timeout
         """Seconds in-flight reconciles get on stop (the manager caps it at its own)."""
+        self.fence: LeaseFence | None = None
+        """Set by the manager under leader election: once its term ends, no reconcile
+        starts and in-flight ones are cancelled (see `pyctrl.leaderelection.LeaseFence`)."""
         self._sources: list[Source] = []
         self._state = _State()
         self._metrics = metrics.ReconcileMetrics(name, self.options.max_concurrent_reconciles)
@@ -184,6 +190,8 @@ class Controller:
                     group.create_task(self._worker(), name=f"{self.name}-worker-{i}")
                     for i in range(self.options.max_concurrent_reconciles)
                 )
+                if self.fence is not None:
+                    self.fence.on_lost(lambda: self._fenced(workers))
                 self._state.ready.set()
                 _log.info(
                     "starting workers",
@@ -246,11 +254,22 @@ class Controller:
                 cancelled=len(pending),
             )
 
+    def _fenced(self, workers: list[asyncio.Task[None]]) -> None:
+        """The Lease's hold ended: cancel in-flight reconciles before they take a step."""
+        _log.warning("leader lease lost: cancelling reconciles", controller=self.name)
+        self.force_stop()
+        for task in workers:
+            task.cancel()
+
     async def _worker(self) -> None:
         while True:
             try:
                 request = await self.queue.get()
             except ShutDownError:
+                return
+            if self.fence is not None and self.fence.lost:
+                self.queue.add(request)  # not reconciled: keep it for whoever runs next
+                self.queue.done(request)
                 return
             try:
                 await self._reconcile(request)

@@ -8,6 +8,7 @@ The tree::
     ├── SchemaError                 a Python type cannot become a structural CRD schema
     ├── TerminalError               a reconcile failure that retrying cannot fix (never requeued)
     ├── CacheSyncTimeoutError       informers did not sync within the timeout
+    ├── LeaseLostError              a write or a reconcile was refused: the Lease's hold ended
     └── APIError                    the API server answered with a failure ``Status``
         ├── BadRequestError             400 BadRequest
         ├── UnauthorizedError           401 Unauthorized
@@ -60,6 +61,7 @@ __all__ = [
     "GoneError",
     "InternalError",
     "InvalidError",
+    "LeaseLostError",
     "MethodNotAllowedError",
     "NotAcceptableError",
     "NotFoundError",
@@ -97,6 +99,16 @@ class SchemaError(PyctrlError):
 
 class CacheSyncTimeoutError(PyctrlError):
     """The informers named in the message did not sync within the allowed time."""
+
+
+class LeaseLostError(PyctrlError):
+    """Lease-held work was refused because the hold on the Lease ended.
+
+    Raised by `pyctrl.client.Client` writes (and `pyctrl.leaderelection.LeaseFence.
+    raise_if_lost`) once the local clock says the Lease was not renewed within the renew
+    deadline, or was released: another replica may hold it now. Counted in
+    ``pyctrl_lease_fenced_writes_total``. Never retried; the manager stops.
+    """
 
 
 class TerminalError(PyctrlError):

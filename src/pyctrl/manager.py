@@ -46,6 +46,7 @@ from pyctrl.healthz import Checker, ProbeServer, ping
 from pyctrl.leaderelection import (
     LeaderElectionConfig,
     LeaderElector,
+    LeaseFence,
     RESTLeaseStore,
     in_cluster_namespace,
 )
@@ -198,6 +199,14 @@ class Manager:
         self.scheme = self.options.scheme or default_scheme()
         # The RESTClient counts rest_client_requests_total itself.
         self.rest = RESTClient(config, user_agent=self.options.user_agent)
+        self.fence: LeaseFence | None = None
+        """With leader election: ends this manager's term by the local clock; fences the
+        client's writes and the controllers' reconciles."""
+        if self.options.leader_election:
+            self.fence = LeaseFence(
+                self.options.renew_deadline,
+                name=f"{self.options.leader_election_namespace}/{self.options.leader_election_id}",
+            )
         self.mapper = RESTMapper(self.rest)
         self.cache = Cache(
             self.rest, mapper=self.mapper, scheme=self.scheme, options=self.options.cache
@@ -210,6 +219,7 @@ class Manager:
             field_owner=self.options.field_owner,
             uncached_types=self.options.uncached_types,
             cache_unstructured=self.options.cache_unstructured,
+            fence=self.fence,
         )
         self.credential_refresher: CredentialRefresher = config.refresher()
         """Renews the config's credentials ahead of expiry; runs with the HTTP servers."""
@@ -361,6 +371,7 @@ class Manager:
                     retry_period=self.options.retry_period,
                     release_on_cancel=self.options.leader_election_release_on_cancel,
                 ),
+                fence=self.fence,
             )
             self._started.set()
             await self.elector.acquire()
@@ -393,6 +404,7 @@ class Manager:
                     runnable.graceful_shutdown_timeout = min(
                         runnable.graceful_shutdown_timeout, self.options.graceful_shutdown_timeout
                     )
+                    runnable.fence = self.fence
                 leaders.create_task(runnable.start(), name=_name(runnable))
             self._elected.set()
             self._started.set()

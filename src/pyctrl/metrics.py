@@ -31,6 +31,7 @@ controller-runtime already use:
 | ``workqueue_longest_running_processor_seconds`` | name, controller |
 | ``leader_election_master_status`` | name |
 | ``rest_client_requests_total`` | code, method, host |
+| ``pyctrl_lease_fenced_writes_total`` | method |
 | ``controller_runtime_webhook_requests_total`` | webhook, code |
 | ``controller_runtime_webhook_latency_seconds`` | webhook |
 | ``controller_runtime_webhook_requests_in_flight`` | webhook |
@@ -59,6 +60,7 @@ __all__ = [
     "informer_reconnects_total",
     "informer_synced",
     "leader_election_master_status",
+    "lease_fenced_writes_total",
     "max_concurrent_reconciles",
     "reconcile_errors_total",
     "reconcile_panics_total",
@@ -188,6 +190,12 @@ rest_client_requests_total = Counter(
     "rest_client_requests_total",
     "Number of HTTP requests, partitioned by status code, method, and host.",
     ["code", "method", "host"],
+    registry=registry,
+)
+lease_fenced_writes_total = Counter(
+    "pyctrl_lease_fenced_writes_total",
+    "Number of writes the client refused because this process's hold on its Lease ended.",
+    ["method"],
     registry=registry,
 )
 webhook_requests_total = Counter(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from types import TracebackType
 
+    from pyctrl._fence import LeaseFence
     from pyctrl._kubernetes import Configuration
     from pyctrl.config import Config
     from pyctrl.meta import GroupVersionKind
@@ -109,8 +110,10 @@ class _API:
         field_owner: str | None,
         field_validation: str | None,
         timeout: float,
+        fence: LeaseFence | None = None,
     ) -> None:
         self.rest = rest
+        self.fence = fence
         self.scheme = scheme
         self.mapper = mapper
         self.field_owner = field_owner
@@ -227,6 +230,7 @@ class _API:
             content_type=content_type,
             accept=accept,
             timeout=self.timeout,
+            fence=None if method == "GET" else self.fence,
         )
         return response.json()
 
@@ -574,6 +578,10 @@ class Client:
         field_validation: ``"Strict"``, ``"Warn"`` or ``"Ignore"``: how the server
             treats unknown or duplicate fields in writes (server default when None).
         timeout: Seconds allowed for each request.
+        fence: A `pyctrl.leaderelection.LeaseFence`: once its hold on the Lease ends,
+            every write (create, update, patch, apply, delete, status and other
+            subresources) raises `pyctrl.errors.LeaseLostError` unsent. The Manager
+            passes its leader-election fence; reads are never fenced.
     """
 
     def __init__(
@@ -588,6 +596,7 @@ class Client:
         cache_unstructured: bool = False,
         field_validation: Literal["Ignore", "Warn", "Strict"] | None = None,
         timeout: float = 60.0,
+        fence: LeaseFence | None = None,
     ) -> None:
         if field_validation is not None and field_validation not in _FIELD_VALIDATION:
             raise ValueError(
@@ -601,6 +610,7 @@ class Client:
             field_owner=field_owner,
             field_validation=field_validation,
             timeout=timeout,
+            fence=fence,
         )
         self._cache = cache
         self._uncached = frozenset(uncached_types)
@@ -672,6 +682,7 @@ class Client:
             field_owner=field_owner,
             field_validation=api.field_validation,
             timeout=api.timeout,
+            fence=api.fence,
         )
         clone._api_reader = _APIReader(clone._api)
         clone._owns_rest = False

@@ -16,14 +16,16 @@ from yarl import URL
 from pyctrl._kubernetes import Configuration
 from pyctrl.clock import Clock, RealClock
 from pyctrl.config import Config
-from pyctrl.errors import APIError, ConfigError
+from pyctrl.errors import APIError, ConfigError, LeaseLostError
 from pyctrl.log import get_logger
-from pyctrl.metrics import rest_client_requests_total
+from pyctrl.metrics import lease_fenced_writes_total, rest_client_requests_total
 
 if TYPE_CHECKING:
     from types import TracebackType
 
     from prometheus_client import Counter
+
+    from pyctrl._fence import LeaseFence
 
 __all__ = ["RESTClient", "RequestObserver", "Response"]
 
@@ -284,6 +286,7 @@ class RESTClient:
         accept: str,
         client_timeout: aiohttp.ClientTimeout,
         streaming: bool = False,
+        fence: LeaseFence | None = None,
     ) -> aiohttp.ClientResponse:
         """Send with auth and retries; return the open response of a success (< 400)."""
         if not path.startswith("/"):
@@ -302,6 +305,13 @@ class RESTClient:
                 headers["Authorization"] = authorization
             else:
                 headers.pop("Authorization", None)
+            if fence is not None:
+                # Checked before every attempt, after the last await before sending.
+                try:
+                    fence.raise_if_lost()
+                except LeaseLostError:
+                    lease_fenced_writes_total.labels(method).inc()
+                    raise
             started = time.perf_counter()
             try:
                 response = await session.request(
@@ -365,6 +375,7 @@ class RESTClient:
         content_type: str | None = None,
         accept: str = "application/json",
         timeout: float = 60.0,  # noqa: ASYNC109  # per attempt: retry waits are not counted
+        fence: LeaseFence | None = None,
     ) -> Response:
         """Send one request and read the whole answer.
 
@@ -376,11 +387,16 @@ class RESTClient:
             content_type: The body's media type (``application/merge-patch+json``...).
             accept: The media types accepted in the answer.
             timeout: Seconds allowed for each attempt, connection included.
+            fence: A `pyctrl.leaderelection.LeaseFence` checked before every attempt: once
+                its hold on the Lease has ended the request is not sent (the client's
+                writes pass the manager's fence when leader election is on).
 
         Returns:
             The answer, when its status is below 400.
 
         Raises:
+            pyctrl.errors.LeaseLostError: ``fence`` says the hold on the Lease ended; the
+                request was not sent (counted in ``pyctrl_lease_fenced_writes_total``).
             pyctrl.errors.APIError: The server refused the request (the subclass says why),
                 after any retries.
             aiohttp.ClientError: The connection failed.
@@ -394,6 +410,7 @@ class RESTClient:
             content_type=content_type,
             accept=accept,
             client_timeout=aiohttp.ClientTimeout(total=timeout),
+            fence=fence,
         )
         try:
             data = await response.read()
