@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pyctrl import metrics
-from pyctrl.client import Client
+from pyctrl.client import Client, RESTClient
 from pyctrl.clock import FakeClock, TimerHandle
 from pyctrl.controller import Controller
 from pyctrl.envtest import Environment
@@ -239,3 +239,43 @@ async def test_client_refuses_writes_once_the_fence_is_lost() -> None:
         with pytest.raises(NotFoundError):
             await client.get(V1ConfigMap, "fenced", "default")
         assert (await client.get(V1ConfigMap, "kept", "default")).metadata.name == "kept"
+
+
+class ClosesAfterFirstCheck(LeaseFence):
+    """A fence that passes the check before sending and fails the one as the body goes out."""
+
+    __slots__ = ("checks",)
+
+    def __init__(self) -> None:
+        super().__init__(10.0, clock=FakeClock(), name="default/leader")
+        self.checks = 0
+
+    def raise_if_lost(self) -> None:
+        self.checks += 1
+        if self.checks > 1:
+            raise LeaseLostError("the hold on default/leader is lost: paused")
+
+
+async def test_a_write_is_checked_again_in_the_step_that_sends_its_body() -> None:
+    """A fence closing after the first check still stops the body: nothing reaches the server."""
+    fence = ClosesAfterFirstCheck()
+    async with Environment() as env, RESTClient(env.config) as rest:
+        body = b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"late"}}'
+        with pytest.raises(LeaseLostError, match="paused"):
+            await rest.request(
+                "POST",
+                "/api/v1/namespaces/default/configmaps",
+                body=body,
+                content_type="application/json",
+                fence=fence,
+            )
+        assert fence.checks == 2
+        with pytest.raises(NotFoundError):
+            await rest.request("GET", "/api/v1/namespaces/default/configmaps/late")
+        # The connection is not poisoned: the next request goes through.
+        await rest.request(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            body=body,
+            content_type="application/json",
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -61,6 +62,42 @@ class Response:
     def json(self) -> Any:
         """The body decoded as JSON (with orjson)."""
         return orjson.loads(self.body)
+
+
+_write_fence: contextvars.ContextVar[LeaseFence | None] = contextvars.ContextVar(
+    "pyctrl_write_fence", default=None
+)
+
+
+def _check_fence(fence: LeaseFence, method: str) -> None:
+    try:
+        fence.raise_if_lost()
+    except LeaseLostError:
+        lease_fenced_writes_total.labels(method).inc()
+        raise
+
+
+class _FencedRequest(aiohttp.ClientRequest):
+    """Checks the request's Lease fence in the very step that writes the body.
+
+    aiohttp writes a request's body (with its buffered headers) from a task of its own,
+    scheduled when the request is sent: a process paused in between would otherwise
+    send, on resume, a write checked before the pause. The fence travels in a context
+    variable, which the task inherits.
+    """
+
+    async def write_bytes(self, writer: Any, conn: Any, *args: Any, **kwargs: Any) -> None:
+        fence = _write_fence.get()
+        if fence is not None:
+            try:
+                _check_fence(fence, self.method)
+            except LeaseLostError as exc:
+                # Nothing was sent (headers wait for the body): fail the response instead.
+                if conn.protocol is not None:
+                    conn.protocol.set_exception(exc)
+                conn.close()
+                return
+        await super().write_bytes(writer, conn, *args, **kwargs)
 
 
 def _ssl_context(config: Config) -> ssl.SSLContext:
@@ -228,6 +265,7 @@ class RESTClient:
         connector = aiohttp.TCPConnector(limit=limit, limit_per_host=0, ssl=self._ssl or True)
         return aiohttp.ClientSession(
             connector=connector,
+            request_class=_FencedRequest,
             read_bufsize=_READ_BUFSIZE,
             # The environment's proxy was resolved once, in __init__: trust_env would
             # look it (and ~/.netrc) up again in a thread on every request.
@@ -306,13 +344,10 @@ class RESTClient:
             else:
                 headers.pop("Authorization", None)
             if fence is not None:
-                # Checked before every attempt, after the last await before sending.
-                try:
-                    fence.raise_if_lost()
-                except LeaseLostError:
-                    lease_fenced_writes_total.labels(method).inc()
-                    raise
+                # Checked before every attempt, and again as the body is written.
+                _check_fence(fence, method)
             started = time.perf_counter()
+            fence_token = _write_fence.set(fence)
             try:
                 response = await session.request(
                     method,
@@ -336,6 +371,8 @@ class RESTClient:
             except (aiohttp.ClientError, TimeoutError):
                 self._observe(method, "<error>", started)
                 raise
+            finally:
+                _write_fence.reset(fence_token)
             status = response.status
             self._observe(method, str(status), started)
             if "Warning" in response.headers:
