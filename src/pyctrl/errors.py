@@ -4,6 +4,7 @@ The tree::
 
     PyctrlError
     ├── ConfigError                 a kubeconfig or in-cluster configuration is missing or broken
+    │   └── ConnectionCheckError    the start-up check could not reach or log in to the API server
     ├── SchemeError                 a type is not registered, or an object does not fit its type
     ├── SchemaError                 a Python type cannot become a structural CRD schema
     ├── TerminalError               a reconcile failure that retrying cannot fix (never requeued)
@@ -57,6 +58,7 @@ __all__ = [
     "CacheSyncTimeoutError",
     "ConfigError",
     "ConflictError",
+    "ConnectionCheckError",
     "ForbiddenError",
     "GoneError",
     "InternalError",
@@ -87,6 +89,15 @@ class PyctrlError(Exception):
 
 class ConfigError(PyctrlError):
     """The client configuration could not be loaded: names the source and the problem."""
+
+
+class ConnectionCheckError(ConfigError):
+    """The start-up check of the API server failed; the message names the cause.
+
+    `pyctrl.client.RESTClient.check_connection` raises it (the Manager calls it before
+    starting anything): TLS verification failed, the credentials were refused (401), or
+    nothing answered at the server's address.
+    """
 
 
 class SchemeError(PyctrlError):

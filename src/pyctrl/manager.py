@@ -15,6 +15,11 @@ A `Manager` holds what an operator's parts share (the `pyctrl.scheme.Scheme`, th
 5. with leader election on, once the Lease is won: controllers and other runnables that
    need it (without leader election they start right away).
 
+Before all that, `Manager.start` makes one discovery request
+(`pyctrl.client.RESTClient.check_connection`): a wrong CA, wrong credentials or an
+unreachable address stop it at once with `pyctrl.errors.ConnectionCheckError`, whose one
+line names the cause; later outages are retried as usual.
+
 It stops in reverse order. Each phase is a TaskGroup nested in the previous one's, so
 every task has an owner and one runnable failing stops the manager with its error.
 Controllers finish their in-flight reconciles within ``graceful_shutdown_timeout``
@@ -314,6 +319,8 @@ class Manager:
             raise RuntimeError("the manager was already started")
         self._running = True
         try:
+            # A wrong CA, token or address fails here, in one line, before anything starts.
+            await self.rest.check_connection()
             await self._run_servers()
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None

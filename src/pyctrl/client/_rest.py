@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -17,7 +18,13 @@ from yarl import URL
 from pyctrl._kubernetes import Configuration
 from pyctrl.clock import Clock, RealClock
 from pyctrl.config import Config
-from pyctrl.errors import APIError, ConfigError, LeaseLostError
+from pyctrl.errors import (
+    APIError,
+    ConfigError,
+    ConnectionCheckError,
+    LeaseLostError,
+    UnauthorizedError,
+)
 from pyctrl.log import get_logger
 from pyctrl.metrics import lease_fenced_writes_total, rest_client_requests_total
 
@@ -454,6 +461,54 @@ class RESTClient:
         finally:
             response.release()
         return Response(status=response.status, headers=response.headers, body=data)
+
+    async def check_connection(self, *, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+        """Make one discovery request (``GET /api``) and say in one line why it failed.
+
+        The Manager calls it once at start-up, as controller-runtime's REST mapper makes a
+        discovery call when it is built, so that a wrong CA, wrong credentials or a wrong
+        address end the process at once instead of in retries. An answer of 429 or 5xx
+        passes: the server is there, and later requests retry as usual.
+
+        Raises:
+            pyctrl.errors.ConnectionCheckError: TLS verification failed, the server
+                answered 401 Unauthorized or 403 Forbidden, nothing answered at the
+                address (connection refused, unknown host), or no answer came within
+                ``timeout`` seconds.
+        """
+        where = f"the API server at {self._base}"
+        source = self.config.source
+        try:
+            await self.request("GET", "/api", timeout=timeout)
+        except aiohttp.ClientConnectorCertificateError as exc:
+            reason = getattr(exc.certificate_error, "verify_message", "") or str(
+                exc.certificate_error
+            )
+            raise ConnectionCheckError(
+                f"{where}: TLS verification failed: {reason} "
+                f"(check the certificate authority of {source})"
+            ) from exc
+        except aiohttp.ClientConnectorSSLError as exc:
+            raise ConnectionCheckError(f"{where}: TLS handshake failed: {exc.os_error}") from exc
+        except aiohttp.ClientConnectorError as exc:
+            errno = exc.os_error.errno
+            cause = os.strerror(errno) if errno else str(exc.os_error)
+            raise ConnectionCheckError(
+                f"cannot connect to the API server: {cause.lower()} at {exc.host}:{exc.port} "
+                f"(server of {source})"
+            ) from exc
+        except TimeoutError as exc:
+            raise ConnectionCheckError(f"no answer from {where} within {timeout:g}s") from exc
+        except UnauthorizedError as exc:
+            raise ConnectionCheckError(
+                f"{where} answered 401 Unauthorized: it did not accept the credentials of {source}"
+            ) from exc
+        except APIError as exc:
+            if exc.code in (403, 404):
+                raise ConnectionCheckError(
+                    f"{where} refused discovery (GET /api): {exc.code} {exc.reason}: {exc.message}"
+                ) from exc
+            _log.warning("API server check failed; continuing", error=str(exc))
 
     @contextlib.asynccontextmanager
     async def stream(
