@@ -62,7 +62,7 @@ async def test_a_wrong_ca_stops_start_with_tls_verification_failed() -> None:
         config.ssl_ca_cert = None  # the system's CAs: none signed the test server
         error = await _start(config)
         assert "TLS verification failed" in str(error)
-        assert env.config.host in str(error)
+        assert str(env.config.host) in str(error)
 
 
 async def test_a_closed_port_stops_start_with_connection_refused() -> None:
