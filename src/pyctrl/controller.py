@@ -46,6 +46,8 @@ from pyctrl.source import Source, SyncingSource
 from pyctrl.workqueue import RateLimiter, ShutDownError, WorkQueue
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyctrl._fence import LeaseFence
 
 __all__ = ["Controller", "Options"]
@@ -55,6 +57,10 @@ _EXPECTED_ERRORS = (PyctrlError, OSError, TimeoutError)
 _random_bits = random.Random().getrandbits
 _UUID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
 _UUID_SET = (4 << 76) | (0x8000 << 48)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _reconcile_id() -> str:
@@ -184,6 +190,7 @@ class Controller:
                 for s in self._sources
             ]
             workers: list[asyncio.Task[None]] = []
+            unfence: Callable[[], None] = _nothing
             try:
                 await self._wait_for_sync()
                 workers.extend(
@@ -191,7 +198,7 @@ class Controller:
                     for i in range(self.options.max_concurrent_reconciles)
                 )
                 if self.fence is not None:
-                    self.fence.on_lost(lambda: self._fenced(workers))
+                    unfence = self.fence.on_lost(lambda: self._fenced(workers))
                 self._state.ready.set()
                 _log.info(
                     "starting workers",
@@ -201,6 +208,7 @@ class Controller:
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
                 await self._drain(group, sources, workers)
+                unfence()  # the Lease released after a normal stop is no loss
                 raise
 
     async def _wait_for_sync(self) -> None:
