@@ -28,6 +28,9 @@ import click
 
 import pyctrl
 from pyctrl.cli._common import CliError, reports_errors
+from pyctrl.cli._project import API, Resource
+from pyctrl.cli._project import FILE as PROJECT_FILE
+from pyctrl.cli._project import Project as ProjectRecord
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -204,6 +207,26 @@ def render(template: str, values: Project) -> str:
     return _PLACEHOLDER.sub(replace, text)
 
 
+def record(values: Project) -> ProjectRecord:
+    """The ``PROJECT`` file of a new project: its one kind, with a controller."""
+    resource = Resource(
+        group=values.group,
+        domain=values.domain,
+        version=values.version,
+        kind=values.kind,
+        plural=values.plural,
+        api=API(namespaced=True, module=f"{values.package}.api", class_name=values.kind),
+        controller=True,
+        controller_module=f"{values.package}.controller",
+    )
+    return ProjectRecord(
+        domain=values.domain,
+        project_name=values.name,
+        package=values.package,
+        resources=[resource],
+    )
+
+
 def _check_directory(directory: Path, force: bool) -> None:
     if directory.exists() and not directory.is_dir():
         raise CliError(f"{directory} exists and is not a directory")
@@ -304,6 +327,7 @@ def init(
     )
     _check_directory(directory, force)
     contents = files(values)
+    contents[PROJECT_FILE] = record(values).to_yaml()
     write(directory, contents)
     generate_manifests(directory, values)
     click.echo(
