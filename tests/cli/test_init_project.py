@@ -47,6 +47,7 @@ def test_init_writes_the_project_layout(project: Path) -> None:
         ".dockerignore",
         ".gitignore",
         "Dockerfile",
+        "PROJECT",
         "README.md",
         "config/crd/guestbooks.webapp.example.com.yaml",
         "config/manager/manager.yaml",

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from pyctrl.app import Operator
     from pyctrl.client import Client
+    from pyctrl.config import Config
 
 FIELD_MANAGER = "pyctrl"
 _WAIT_SECONDS = 120.0
@@ -79,22 +80,23 @@ def _describe(obj: dict[str, Any]) -> str:
     )
 
 
-def _with_cluster(
-    kubeconfig: str | None,
-    context: str | None,
-    work: Callable[[Client], Awaitable[None]],
-) -> None:
-    """Run ``work`` with a client of the configured cluster; errors become one line."""
+def _config(kubeconfig: str | None, context: str | None) -> Config:
+    """The cluster's configuration; none found (or a broken one) is one error line."""
+    from pyctrl.config import get_config
+    from pyctrl.errors import ConfigError
+
+    try:
+        return asyncio.run(get_config(kubeconfig=kubeconfig, context=context))
+    except ConfigError as exc:
+        raise CliError(f"no cluster to talk to: {exc}") from exc
+
+
+def _with_cluster(config: Config, work: Callable[[Client], Awaitable[None]]) -> None:
+    """Run ``work`` with a client of ``config``; a server that does not answer is one line."""
 
     async def main() -> None:
         from pyctrl.client import Client
-        from pyctrl.config import get_config
-        from pyctrl.errors import ConfigError
 
-        try:
-            config = await get_config(kubeconfig=kubeconfig, context=context)
-        except ConfigError as exc:
-            raise CliError(f"no cluster to talk to: {exc}") from exc
         async with Client.from_config(config, field_owner=FIELD_MANAGER) as client:
             try:
                 await work(client)
@@ -211,12 +213,14 @@ _wait = click.option(
 @reports_errors
 def install(kubeconfig: str | None, context: str | None) -> None:
     """Apply the project's CRDs to the cluster of KUBECONFIG (`make install`)."""
-    objects = _objects(_operator(), crds_only=True, image=None)
+    operator = _operator()
+    config = _config(kubeconfig, context)
+    objects = _objects(operator, crds_only=True, image=None)
 
     async def work(client: Client) -> None:
         await _apply(client, objects)
 
-    _with_cluster(kubeconfig, context, work)
+    _with_cluster(config, work)
 
 
 @click.command("uninstall")
@@ -228,12 +232,14 @@ def uninstall(
     kubeconfig: str | None, context: str | None, ignore_not_found: bool, wait: bool
 ) -> None:
     """Delete the project's CRDs, and so every object of their kinds (`make uninstall`)."""
-    objects = _objects(_operator(), crds_only=True, image=None)
+    operator = _operator()
+    config = _config(kubeconfig, context)
+    objects = _objects(operator, crds_only=True, image=None)
 
     async def work(client: Client) -> None:
         await _delete(client, objects, ignore_not_found=ignore_not_found, wait=wait)
 
-    _with_cluster(kubeconfig, context, work)
+    _with_cluster(config, work)
 
 
 @click.command("deploy")
@@ -242,13 +248,15 @@ def uninstall(
 @reports_errors
 def deploy(image: str | None, kubeconfig: str | None, context: str | None) -> None:
     """Apply the CRDs, RBAC, the manager's Deployment and webhooks (`make deploy IMG=...`)."""
-    objects = _objects(_operator(), crds_only=False, image=image)
+    operator = _operator()
+    config = _config(kubeconfig, context)
+    objects = _objects(operator, crds_only=False, image=image)
 
     async def work(client: Client) -> None:
         await _check_served(client, objects)
         await _apply(client, objects)
 
-    _with_cluster(kubeconfig, context, work)
+    _with_cluster(config, work)
 
 
 @click.command("undeploy")
@@ -260,12 +268,14 @@ def undeploy(
     kubeconfig: str | None, context: str | None, ignore_not_found: bool, wait: bool
 ) -> None:
     """Delete everything deploy applied, and wait until it is gone (`make undeploy`)."""
-    objects = _objects(_operator(), crds_only=False, image=None)
+    operator = _operator()
+    config = _config(kubeconfig, context)
+    objects = _objects(operator, crds_only=False, image=None)
 
     async def work(client: Client) -> None:
         await _delete(client, objects, ignore_not_found=ignore_not_found, wait=wait)
 
-    _with_cluster(kubeconfig, context, work)
+    _with_cluster(config, work)
 
 
 def build_command(tool: str, image: str, context: str = ".") -> list[str]:
