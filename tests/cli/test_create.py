@@ -208,6 +208,35 @@ def test_conversion_needs_two_versions(project: Path, workspace: Workspace) -> N
     assert "Guestbook has one version (v1alpha1): add another with `pyctrl create api" in line
 
 
+def test_a_new_version_serves_conversion_already(project: Path, workspace: Workspace) -> None:
+    """A second version of init's kind is a spoke with /convert wired; --conversion then refuses."""
+    args = ["create", "api", "--group", "webapp", "--version", "v1", "--kind", "Guestbook"]
+    result = workspace.invoke(*args)
+    assert result.exit_code == 0, result.output
+    record = load(project)
+    hub = record.hub_of("webapp", "example.com", "Guestbook")
+    assert hub is not None
+    assert (hub.version, hub.hub) == ("v1alpha1", True)
+    assert hub.webhooks is not None
+    assert (hub.webhooks.conversion, hub.webhooks.spokes) == (True, ["v1"])
+    spoke = (project / "shop/apis/v1/guestbook.py").read_text()
+    assert "class GuestbookV1(" in spoke
+    assert "from shop.api import Guestbook" in spoke
+    assert "    storage=False," in spoke
+    conversion = (project / "shop/webhooks/guestbook_conversion.py").read_text()
+    assert "from shop.apis.v1.guestbook import GuestbookV1\n" in conversion
+    assert "    GuestbookV1,\n    # +pyctrl:scaffold:spokes" in conversion
+    before = read_tree(project)
+    line = one_line_error(
+        workspace.invoke("create", "webhook", "--kind", "Guestbook", "--conversion")
+    )
+    assert line == (
+        "error: Guestbook conversion is already served (shop.webhooks.guestbook_conversion); "
+        "nothing was changed"
+    )
+    assert read_tree(project) == before
+
+
 def test_create_webhook_twice_fails_and_changes_nothing(
     project: Path, workspace: Workspace
 ) -> None:

@@ -93,7 +93,7 @@ class Changes:
             raise CliError(f"cannot read {path}: {exc.strerror or exc}") from exc
 
     def add(self, relative: str, text: str) -> None:
-        """Create ``relative``; refused if it exists (unless it is a package marker file)."""
+        """Create ``relative``; refused (`CliError`) if it exists."""
         if (self.root / relative).exists() or relative in self.new:
             raise CliError(
                 f"{relative} already exists: pyctrl does not overwrite it (move it away to "
