@@ -30,13 +30,13 @@ import orjson
 import yaml
 from aiohttp import web
 
+from pyctrl._ids import fast_uuid4
 from pyctrl.envtest import _discovery, _openapi, _protobuf
 from pyctrl.envtest._api import (
     API,
     NAMESPACES,
     DeleteOptions,
     WriteOptions,
-    fast_uuid4,
     meta_of,
 )
 from pyctrl.envtest._crd import CRDController
