@@ -45,8 +45,8 @@ def test_selector_prints_back_to_a_parseable_string() -> None:
         ("a=b,", "found '', expected: identifier after ','"),
         ("a in (x", "found '', expected: ',' or '\\)'"),
         ("a=b c", "found 'c', expected: ',' or 'end of string'"),
-        ("-bad=x", "key: Invalid value: \"-bad\": name part must consist"),
-        ("a=-bad", "Invalid value: \"-bad\": a valid label must be an empty string"),
+        ("-bad=x", 'key: Invalid value: "-bad": name part must consist'),
+        ("a=-bad", 'Invalid value: "-bad": a valid label must be an empty string'),
     ],
 )
 def test_bad_selectors_are_refused(bad: str, message: str) -> None:

@@ -19,8 +19,9 @@ from pyctrl.meta import GroupVersionKind, ObjectMeta
 from pyctrl.predicate import GenerationChanged
 from pyctrl.reconcile import Request, Result
 from pyctrl.resource import Unstructured
+from pyctrl.testing import eventually, running
 
-from .conftest import Widget, WidgetSpec, eventually, options, running
+from .conftest import Widget, WidgetSpec, options
 
 if TYPE_CHECKING:
     from pyctrl.controller import Controller
