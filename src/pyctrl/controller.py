@@ -141,6 +141,11 @@ class Controller:
                 source.start(self.queue), name=f"{self.name}-source", context=contextvars.Context()
             )
 
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """The sources this controller watches, in the order added (a read-only view)."""
+        return tuple(self._sources)
+
     async def wait_started(self) -> None:
         """Wait until the sources synced and the workers run."""
         await self._state.ready.wait()
