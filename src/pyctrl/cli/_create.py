@@ -110,6 +110,7 @@ def _values(project: Project, resource: Resource, **extra: str) -> dict[str, str
         "scope_keyword": "" if namespaced else '\n    scope="Cluster",',
         "namespace_keyword": ', namespace="default"' if namespaced else "",
         "namespace_argument": ', "default"' if namespaced else "",
+        "namespace_value": '"default"' if namespaced else "None",
         **extra,
     }
 
