@@ -254,7 +254,7 @@ async def _names(kubectl: Kubectl, *what: str) -> list[str]:
 async def test_install_and_uninstall_the_crds(
     project: Path, cluster: Environment, tmp_path: Path
 ) -> None:
-    """install applies the three CRDs (kubectl lists them); uninstall removes them."""
+    """install applies the three CRDs (kubectl lists them); uninstall removes them, once."""
     kubectl = Kubectl(cluster.kubeconfig_path, tmp_path / "cache", "default")
     code, out, err = await pyctrl(project, cluster, "install")
     assert code == 0, err
@@ -264,6 +264,14 @@ async def test_install_and_uninstall_the_crds(
     code, out, err = await pyctrl(project, cluster, "uninstall")
     assert code == 0, err
     assert [name for name in await _names(kubectl, "crd") if "cert-manager" not in name] == []
+    # Gone already: an error, as for kubectl delete, unless --ignore-not-found.
+    code, out, err = await pyctrl(project, cluster, "uninstall")
+    assert code == 1
+    assert err.splitlines()[-1] == (
+        "error: 3 of 3 objects were not found (pass --ignore-not-found to accept that)"
+    )
+    code, out, err = await pyctrl(project, cluster, "uninstall", "--ignore-not-found")
+    assert (code, out, err) == (0, "", "")
 
 
 async def test_deploy_and_undeploy_the_operator(
