@@ -76,6 +76,7 @@ class Project:
         version: API version, e.g. ``v1alpha1``.
         namespace: Where the operator is deployed.
         image: The manager's container image.
+        command: The console script (``<name>-operator``, not doubled).
         pyctrl_version: The lowest pyctrl the project depends on.
     """
 
@@ -90,6 +91,7 @@ class Project:
     version: str
     namespace: str
     image: str
+    command: str
     pyctrl_version: str
 
 
@@ -148,6 +150,7 @@ def project(
         version=version,
         namespace=defaults.namespace,
         image=defaults.image,
+        command=defaults.command_name,
         pyctrl_version=pyctrl.__version__,
     )
 
