@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
+import pytest
 from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
 
 from pyctrl.client import Client, RESTClient
@@ -105,6 +106,9 @@ async def operator(
         await process.wait()
 
 
+# Two interpreters start one after the other and a Lease must expire: about 12 s alone,
+# 30 s on a loaded 2-core machine; the default 60 s leaves too little room.
+@pytest.mark.timeout(120)
 async def test_a_paused_leader_writes_nothing_after_its_successor_is_elected(
     tmp_path: Path,
 ) -> None:
