@@ -579,7 +579,7 @@ class Cache:
         return caught_up
 
     async def _wait_write(self, shared: SharedInformer, key: Key, write: PendingWrite) -> bool:
-        label = str(shared.gvk)
+        label = f"{shared.gvk.api_version}/{shared.gvk.kind}"
         try:
             async with self._clock.timeout_at(write.deadline):
                 while not write.caught_up(shared, key):
