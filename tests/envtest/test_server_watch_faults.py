@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
 from kubernetes_asyncio import client as k8s
 
-from pyctrl.envtest import Environment
 from pyctrl.envtest._server import APIServer
 from tests.envtest.conftest import Kube, server_config
 from tests.envtest.test_server_watch import cm, watch
+
+if TYPE_CHECKING:
+    from pyctrl.envtest import Environment
 
 pytestmark = pytest.mark.embedded_only
 
