@@ -474,12 +474,12 @@ class Cache:
         # Bounded, so that a read of a type the operator may not list (403) or that the
         # server does not serve fails with the reason instead of hanging its reconcile.
         await shared.wait_synced(self.options.sync_timeout)
-        if namespace and shared.namespaced and not shared.namespace_synced(namespace):
-            await self._wait_namespace(shared, namespace)
+        if shared.namespaced and not shared.namespace_synced(namespace or None):
+            await self._wait_namespace(shared, namespace or None)
         return shared
 
-    async def _wait_namespace(self, shared: SharedInformer, namespace: str) -> None:
-        """Wait until a namespace added at run time has been listed."""
+    async def _wait_namespace(self, shared: SharedInformer, namespace: str | None) -> None:
+        """Wait until a namespace added at run time (each, for None) has been listed."""
         timeout = self.options.sync_timeout
         deadline = None if timeout is None else self._clock.now() + timeout
         try:
@@ -489,7 +489,7 @@ class Cache:
         except TimeoutError:
             error = shared.last_error()
             raise CacheSyncTimeoutError(
-                f"namespace {namespace!r} of {shared.description} was not listed within "
+                f"namespace {namespace or '(all)'!r} of {shared.description} was not listed within "
                 f"{timeout:g}s" + (f"; last error: {error}" if error else "")
             ) from None
 

@@ -439,7 +439,6 @@ class SharedInformer:
         self._retired_relists += reflector.relists
         self._reflector_tasks.pop(namespace).cancel()
         if namespace is not None:
-            self._purge(namespace)
             self._log.info("stopped watching namespace", namespace=namespace)
 
     def _purge(self, namespace: str) -> None:
@@ -449,10 +448,17 @@ class SharedInformer:
             self._notify((_DELETE, None, entry, False))
 
     def namespace_synced(self, namespace: str | None) -> bool:
-        """Whether the reflector that covers ``namespace`` has listed (True if none does)."""
-        reflector = self._reflectors.get(None)
-        if reflector is None and namespace is not None:
-            reflector = self._reflectors.get(namespace)
+        """Whether the reflector covering ``namespace`` (each, for None) has listed.
+
+        True for a namespace no reflector covers. A namespace added to the scope is not
+        synced until its first list is complete.
+        """
+        every = self._reflectors.get(None)
+        if every is not None:
+            return every.listed
+        if namespace is None:
+            return all(r.listed for r in self._reflectors.values())
+        reflector = self._reflectors.get(namespace)
         return reflector is None or reflector.listed
 
     def reflector_for(self, namespace: str) -> Reflector | None:
