@@ -179,6 +179,10 @@ class ShortWatchError(Exception):
     """The server ended a watch at once without sending anything."""
 
 
+class _ContinueExpiredError(Exception):
+    """A list's continue token expired between two pages."""
+
+
 class InitialEventsError(Exception):
     """A streaming list ended before the bookmark that closes its initial events."""
 
@@ -360,9 +364,7 @@ class Reflector:
             limit = None
         try:
             return await self._pages(limit, version)
-        except GoneError:
-            if limit is None:
-                raise
+        except _ContinueExpiredError:
             # The continue token expired mid-way (the server compacted): as client-go's
             # pager does, fall back to one unpaginated list.
             self._log.info("list continuation expired; listing without pages")
@@ -373,9 +375,12 @@ class Reflector:
         continue_: str | None = None
         while True:
             if continue_:
-                page = await self._source.list(
-                    namespace=self.namespace, limit=limit, continue_=continue_
-                )
+                try:
+                    page = await self._source.list(
+                        namespace=self.namespace, limit=limit, continue_=continue_
+                    )
+                except GoneError as exc:
+                    raise _ContinueExpiredError(str(exc)) from exc
             else:
                 page = await self._source.list(
                     namespace=self.namespace,
@@ -397,9 +402,10 @@ class Reflector:
 
     async def _watch(self, resource_version: str, *, initial: bool = False) -> State:
         """Watch from ``resource_version``; with ``initial``, as a streaming list."""
-        if self._watched_once and not initial:
-            self.reconnects += 1
-        self._watched_once = True
+        if not initial:
+            if self._watched_once:
+                self.reconnects += 1
+            self._watched_once = True
         timeout = int(self._min_watch_timeout * (1.0 + self._random()))
         started = self._clock.now()
         events = 0
@@ -427,6 +433,7 @@ class Reflector:
                         pending = None
                         resource_version = end
                         self.watch_list_supported = True
+                        self._watched_once = True
                         self.state = Watching(end)
                         self._sink.status_changed(self)
                         self._established()
