@@ -388,7 +388,7 @@ class SharedInformer:
         if scope == self._scope:
             return
         self._scope = scope
-        if self._resolved:
+        if self._resolved and self._tg is not None:
             self._apply_scope()
             self.status_changed(None)
 

@@ -201,7 +201,12 @@ class CacheOptions:
                 raise SelectorError(f"CacheOptions.namespace_selector: {exc}") from None
             if self.namespaces:
                 raise ValueError("CacheOptions: give namespaces or namespace_selector, not both")
-        for name in ("sync_period", "watch_idle_timeout", "sync_timeout", "own_writes_timeout"):
+        if not _is_number(self.own_writes_timeout) or self.own_writes_timeout <= 0:
+            raise ValueError(
+                f"CacheOptions.own_writes_timeout must be > 0 seconds, "
+                f"got {self.own_writes_timeout!r}"
+            )
+        for name in ("sync_period", "watch_idle_timeout", "sync_timeout"):
             value = getattr(self, name)
             if value is not None and (not _is_number(value) or value <= 0):
                 raise ValueError(f"CacheOptions.{name} must be > 0 seconds or None, got {value!r}")
