@@ -199,3 +199,10 @@ async def test_no_reconcile_sees_a_state_older_than_its_own_last_write(
             await counter.done.wait()
     assert counter.behind == []
     assert counter.written == {f"count-{i}": 5 for i in range(4)}
+
+
+def test_own_writes_timeout_must_be_positive() -> None:
+    """own_writes_timeout of zero, a negative number or None is refused, naming the option."""
+    for bad in (0, -1.0, None, float("nan")):
+        with pytest.raises(ValueError, match="own_writes_timeout"):
+            CacheOptions(own_writes_timeout=bad)  # type: ignore[arg-type]

@@ -139,6 +139,8 @@ class Faults:
 
     def watch_delay_for(self, names: tuple[str, ...]) -> float:
         """The injected delay of watch events of a resource."""
+        if not self._watch_delays:
+            return 0.0
         return sum(
             d.seconds for d in self._watch_delays if _matches(None, d.resource, "watch", names)
         )
