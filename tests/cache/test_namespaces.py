@@ -14,7 +14,8 @@ from pyctrl.cache import CacheOptions, ResourceNotCachedError
 from pyctrl.errors import NotFoundError
 from pyctrl.manager import Manager
 from pyctrl.reconcile import Request, Result
-from tests.manager.conftest import options, running
+from pyctrl.testing import running
+from tests.manager.conftest import options
 
 from .conftest import CONFIGMAP, FAST, Recorder, create_cm, patch_cm, started_cache, wait_until
 

@@ -16,7 +16,8 @@ from pyctrl.errors import NotFoundError
 from pyctrl.manager import Manager
 from pyctrl.predicate import label_selector
 from pyctrl.reconcile import Request, Result
-from tests.manager.conftest import options, running
+from pyctrl.testing import running
+from tests.manager.conftest import options
 
 from .conftest import FAST, create_cm, started_cache, wait_until
 
