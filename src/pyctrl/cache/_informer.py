@@ -362,6 +362,8 @@ class SharedInformer:
                 self._resolved = True
                 self._apply_scope()
                 self.status_changed(None)
+                # Run until cancelled, even while no namespace is watched (an empty scope).
+                await asyncio.Event().wait()
         finally:
             self._tg = None
             self._stopped = True
