@@ -127,6 +127,7 @@ class Seen:
                 await self.changed.wait()
 
 
+@pytest.mark.needs_controllers  # a deleted namespace goes only once its contents are gone
 async def test_a_namespace_selector_is_followed_live(envtest: Environment) -> None:
     """A namespace labelled after start is reconciled; unlabelled or deleted, it is dropped."""
     manager = Manager(

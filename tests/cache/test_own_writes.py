@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from pyctrl.client import RESTClient
     from pyctrl.envtest import Environment
 
-pytestmark = pytest.mark.embedded_only
-
 LATENCY = 1.0
 TASKS, PAIRS = 200, 5  # 1,000 write/read pairs
 
@@ -75,6 +73,7 @@ async def stale_reads(
     return sum(run.result() for run in runs)
 
 
+@pytest.mark.embedded_only
 async def test_reads_after_writes_are_stale_without_the_feature(
     envtest: Environment, rest: RESTClient
 ) -> None:
@@ -83,6 +82,7 @@ async def test_reads_after_writes_are_stale_without_the_feature(
     assert stale > 0
 
 
+@pytest.mark.embedded_only
 async def test_a_thousand_reads_after_writes_are_never_stale(
     envtest: Environment, rest: RESTClient
 ) -> None:
@@ -93,6 +93,7 @@ async def test_a_thousand_reads_after_writes_are_never_stale(
     assert waits("caught_up") - before >= TASKS  # reads did wait for the cache
 
 
+@pytest.mark.embedded_only
 async def test_a_deleted_object_is_not_read_from_the_cache_after_its_delete(
     envtest: Environment, rest: RESTClient
 ) -> None:
@@ -112,6 +113,7 @@ async def test_a_deleted_object_is_not_read_from_the_cache_after_its_delete(
     assert "kept" in names
 
 
+@pytest.mark.embedded_only
 async def test_a_create_is_read_back_at_once(envtest: Environment, rest: RESTClient) -> None:
     """A created object is found by a cached get right after create returned."""
     async with started_cache(rest) as cache:
@@ -125,6 +127,7 @@ async def test_a_create_is_read_back_at_once(envtest: Environment, rest: RESTCli
     assert read.metadata.resource_version == made.metadata.resource_version
 
 
+@pytest.mark.embedded_only
 async def test_a_wait_that_times_out_reads_what_the_cache_has_and_counts_it(
     envtest: Environment, rest: RESTClient
 ) -> None:
@@ -180,6 +183,7 @@ class Counter:
         return Result(requeue_after=0.01)
 
 
+@pytest.mark.embedded_only
 async def test_no_reconcile_sees_a_state_older_than_its_own_last_write(
     envtest: Environment,
 ) -> None:
