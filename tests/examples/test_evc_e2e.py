@@ -69,7 +69,7 @@ async def test_applying_an_evc_creates_an_owned_claim_and_reports_it(kubectl: Ku
 
     async def reported() -> bool:
         evc = await kubectl.json("evc", "my-claim")
-        status = evc.get("status", {})
+        status: dict[str, Any] = evc.get("status", {})
         return status.get("pvcName") == "my-claim" and status.get("requested") == "1G"
 
     await eventually(reported)
@@ -87,7 +87,7 @@ async def test_growing_the_size_resizes_and_shrinking_is_refused(kubectl: Kubect
     async def refused() -> bool:
         evc = await kubectl.json("evc", "my-claim")
         conditions = {c["type"]: c for c in evc.get("status", {}).get("conditions", [])}
-        resized = conditions.get("Resized", {})
+        resized: dict[str, Any] = conditions.get("Resized", {})
         return resized.get("status") == "False" and resized.get("observedGeneration") == 3
 
     await eventually(refused)
