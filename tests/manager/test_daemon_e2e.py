@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any
 from pyctrl import metrics
 from pyctrl.builder import controller_managed_by
 from pyctrl.client import MergePatch
-from pyctrl.controllerutil import Finalizers
+from pyctrl.controllerutil import Finalizer, Finalizers
 from pyctrl.daemon import Daemon, DaemonContext
 from pyctrl.errors import NotFoundError
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
+from pyctrl.source import SyncingSource
+from pyctrl.timer import Timer
 
 from .conftest import Widget, eventually, options, running
 
@@ -271,3 +273,22 @@ async def test_daemons_run_only_on_the_leader_and_hand_over(env: Environment) ->
         await _until(lambda: "b started" in log)
         task_b.cancel()
     assert log == ["a started", "a stopped", "b started", "b stopped"]
+
+
+def test_timer_and_daemon_are_syncing_sources_and_the_daemon_a_finalizer(
+    env: Environment,
+) -> None:
+    """A Timer and a Daemon plug in where a SyncingSource goes; a Daemon where a Finalizer goes."""
+    manager = Manager(env.config, options())
+
+    async def fn(ctx: DaemonContext[Widget]) -> None:
+        await ctx.wait_stopping()
+
+    daemon = Daemon(manager.cache, Widget, fn)
+    timer: SyncingSource = Timer(manager.cache, Widget, 10)
+    as_source: SyncingSource = daemon
+    as_finalizer: Finalizer = daemon
+    assert isinstance(timer, SyncingSource)
+    assert isinstance(as_source, SyncingSource)
+    assert as_finalizer is daemon
+    assert daemon.name.endswith("fn")
