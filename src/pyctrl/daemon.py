@@ -109,17 +109,20 @@ class DaemonContext(Generic[T]):
         return self._stop.is_set()
 
     async def wait_changed(self) -> None:
-        """Wait until the object changes (or the daemon is asked to stop)."""
+        """Wait until the object changed since this last returned (or a stop is asked).
+
+        A change that came while the daemon was busy is not lost: the next call returns
+        at once.
+        """
+        await self._changed.wait()
         self._changed.clear()
-        waiters = [asyncio.ensure_future(e.wait()) for e in (self._changed, self._stop)]
-        try:
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waiters:
-                waiter.cancel()
 
     def _set_object(self, obj: T) -> None:
         self._object = obj
+        self._changed.set()
+
+    def _request_stop(self) -> None:
+        self._stop.set()
         self._changed.set()
 
 
@@ -188,6 +191,7 @@ class Daemon:
         self._registered = asyncio.Event()
         self._group: asyncio.TaskGroup | None = None
         self._slots: dict[Request, _Slot] = {}
+        self._done: set[Request] = set()  # returned or failed terminally: not restarted
         self._running = metrics.daemons_running.labels(self.name)
         self._crashes = metrics.daemon_crashes_total.labels(self.name)
 
@@ -234,7 +238,7 @@ class Daemon:
         slot = self._slots.get(request)
         if slot is None or slot.context.stopping:
             return
-        slot.context._stop.set()
+        slot.context._request_stop()
         task = slot.task
         if task is not None:
             slot.kill = self._clock.call_at(self._clock.now() + self.stop_timeout, task.cancel)
@@ -281,7 +285,9 @@ class Daemon:
     def delete(self, obj: Any, delete_state_unknown: bool) -> None:
         """An object is gone: stop its daemon."""
         meta = accessor(obj)
-        self.stop_nowait(Request(meta.namespace, meta.name))
+        request = Request(meta.namespace, meta.name)
+        self._done.discard(request)
+        self.stop_nowait(request)
 
     def _seen(self, obj: Any) -> None:
         meta = accessor(obj)
@@ -292,7 +298,7 @@ class Daemon:
             slot.context._set_object(obj)
             if not live:
                 self.stop_nowait(request)
-        elif live and self._group is not None:
+        elif live and self._group is not None and request not in self._done:
             slot = self._slots[request] = _Slot(DaemonContext(request, obj, self._clock))
             slot.task = self._group.create_task(
                 self._supervise(slot),
@@ -310,7 +316,8 @@ class Daemon:
             with bound_context(daemon=self.name, namespace=request.namespace, name=request.name):
                 if self.initial_delay and await context.sleep(self.initial_delay):
                     return
-                await self._run(context)
+                if await self._run(context):
+                    self._done.add(request)
         finally:
             self._running.dec()
             if slot.kill is not None:
@@ -319,7 +326,8 @@ class Daemon:
                 del self._slots[request]
             slot.finished.set()
 
-    async def _run(self, context: DaemonContext[Any]) -> None:
+    async def _run(self, context: DaemonContext[Any]) -> bool:
+        """Run and restart the daemon; True if it is done for good (returned, or terminal)."""
         crashes = 0
         while not context.stopping:
             started = self._clock.now()
@@ -328,12 +336,12 @@ class Daemon:
             except TerminalError as exc:
                 self._crashes.inc()
                 _log.error("daemon failed with a terminal error, not restarting", error=str(exc))
-                return
+                return not context.stopping
             except Exception as exc:
                 self._crashes.inc()
                 if context._stop.is_set():  # (the property would read as narrowed)
                     _log.error("daemon failed while stopping", exc_info=True)
-                    return
+                    return False
                 crashes = 1 if self._clock.now() - started > self.max_backoff else crashes + 1
                 delay = min(self.backoff * 2 ** (crashes - 1), self.max_backoff)
                 _log.error(
@@ -343,10 +351,11 @@ class Daemon:
                     exc_info=True,
                 )
                 if await context.sleep(delay):
-                    return
+                    return False
             else:
                 _log.info("daemon returned", stopping=context.stopping)
-                return
+                return not context.stopping
+        return False
 
     def __repr__(self) -> str:
         return f"Daemon({self.name!r}, running={len(self._slots)})"

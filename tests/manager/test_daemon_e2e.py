@@ -292,3 +292,24 @@ def test_timer_and_daemon_are_syncing_sources_and_the_daemon_a_finalizer(
     assert isinstance(as_source, SyncingSource)
     assert as_finalizer is daemon
     assert daemon.name.endswith("fn")
+
+
+async def test_a_daemon_that_returns_is_not_started_again_for_its_object(
+    env: Environment,
+) -> None:
+    """A daemon returning on its own is done for that object: later changes do not restart it."""
+    manager = Manager(env.config, options())
+    runs: list[str] = []
+
+    async def once(ctx: DaemonContext[Widget]) -> None:
+        runs.append(ctx.request.name)
+
+    witness = Watcher()
+    controller_managed_by(manager).for_(Widget).daemon(once).daemon(witness).complete(Nothing())
+    async with running(manager):
+        widget = await manager.client.create(_widget("w"))
+        await _until(lambda: runs == ["w"] and "w" in witness.started)
+        for size in (5, 6):
+            await manager.client.patch(widget, MergePatch({"spec": {"size": size}}))
+            await _until(lambda size=size: witness.sizes["w"][-1:] == [size])
+    assert runs == ["w"]
