@@ -73,7 +73,7 @@ def _check_seconds(name: str, value: float | None, *, positive: bool = False) ->
     return float(value)
 
 
-def enqueue(queue: Queue, request: Request) -> None:
+def _enqueue(queue: Queue, request: Request) -> None:
     """Add ``request`` as a timer tick: low priority, trigger kind ``"timer"``."""
     queue.add(request, priority=LOW_PRIORITY)
 
@@ -254,7 +254,7 @@ class Timer:
         if self._slots.get(request) is not slot or self._queue is None:
             return  # dropped after the timer fired but before this callback ran
         slot.handle, slot.due = None, None
-        enqueue(self._queue, request)
+        _enqueue(self._queue, request)
         self._schedule(request, slot, self._next_delay(request))
 
     def _drop(self, request: Request) -> None:
