@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
 import sys
@@ -15,9 +14,9 @@ import pytest
 
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
-from pyctrl.errors import NotFoundError
 from pyctrl.manager import Manager, Options
 from pyctrl.meta import ObjectMeta
+from pyctrl.testing import gone_eventually, running
 from pyctrl.webhook import Server
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "kopf.md"
@@ -81,21 +80,11 @@ async def test_snippet_runs(code: str) -> None:
         result = setup(manager)
         if inspect.isawaitable(result):
             await result
-        async with asyncio.TaskGroup() as tasks:
-            running = tasks.create_task(manager.start())
-            async with asyncio.timeout(20):
-                await manager.wait_started()
+        async with running(manager):
             if webhooks.paths:  # the API server calls them for the object below
                 await env.install_webhooks(webhooks)
             meta = ObjectMeta(name="example", namespace="default")
             created = await manager.client.create(kopf_example(metadata=meta))
             await manager.client.delete(created)
-            async with asyncio.timeout(20):
-                while True:  # gone once every finalizer the snippet added was released
-                    try:
-                        await manager.api_reader.get(kopf_example, "example", "default")
-                    except NotFoundError:
-                        break
-                    await asyncio.sleep(0.05)  # the state lives in the API server
-            assert not running.done(), "the manager stopped on its own"
-            running.cancel()
+            # Gone once every finalizer the snippet added was released.
+            await gone_eventually(manager.api_reader, kopf_example, "example", "default")

@@ -132,7 +132,7 @@ class Builder(Generic[T]):
         initial_delay: float | None = None,
         idle: float | None = None,
         jitter: float = 0.1,
-        when: Callable[[Any], bool] | None = None,
+        when: Callable[[T], bool] | None = None,
         clock: Clock | None = None,
     ) -> Self:
         """Also reconcile each ``for_`` object every ``interval`` seconds (`pyctrl.timer.Timer`)."""
@@ -152,7 +152,7 @@ class Builder(Generic[T]):
         )
 
     def daemon(
-        self, daemon: Daemon | DaemonFunc, *, when: Callable[[Any], bool] | None = None
+        self, daemon: Daemon | DaemonFunc, *, when: Callable[[T], bool] | None = None
     ) -> Self:
         """Run a daemon per ``for_`` object (a `pyctrl.daemon.Daemon`, or its function)."""
         from pyctrl.daemon import Daemon

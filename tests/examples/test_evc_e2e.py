@@ -106,7 +106,7 @@ async def test_labels_follow_the_evc_and_foreign_labels_stay(kubectl: Kubectl) -
 
 
 async def test_deleting_the_evc_deletes_its_claim(kubectl: Kubectl, manager: Manager) -> None:
-    """The garbage collector deletes the claim with its owner (kopf.adopt's job, here an owner ref)."""
+    """The garbage collector deletes the claim with its owner (an owner ref, as kopf.adopt set)."""
     await kubectl("apply", "-f", str(SAMPLE))
     await _claim(kubectl, lambda p: True)
     await kubectl("delete", "evc", "my-claim")

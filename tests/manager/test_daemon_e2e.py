@@ -15,9 +15,10 @@ from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
 from pyctrl.source import SyncingSource
+from pyctrl.testing import eventually, running
 from pyctrl.timer import Timer
 
-from .conftest import Widget, eventually, options, running
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment
@@ -178,10 +179,8 @@ async def test_shutdown_cancels_a_deaf_daemon_within_the_graceful_timeout(
     daemon = Daemon(manager.cache, Widget, deaf, stop_timeout=600)
     controller_managed_by(manager).for_(Widget).daemon(daemon).complete(Nothing())
     await manager.client.create(_widget("w"))
-    async with asyncio.timeout(20):
-        async with running(manager) as task:
-            await started.wait()
-        assert task.done()
+    async with asyncio.timeout(20), running(manager):  # leaving the block stops the manager
+        await started.wait()
     assert stop_seen.is_set(), "the daemon was asked to stop first"
     assert cancelled.is_set(), "then cancelled, long before its own 600 s stop_timeout"
 

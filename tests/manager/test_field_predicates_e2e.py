@@ -11,8 +11,9 @@ from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.predicate import FieldChanged, FieldEquals, or_
 from pyctrl.reconcile import Request, Result
+from pyctrl.testing import eventually, running
 
-from .conftest import Widget, eventually, options, running
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from pyctrl.controller import Controller

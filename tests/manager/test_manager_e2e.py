@@ -300,12 +300,7 @@ async def test_runnables_and_sources_are_readable(env: Environment) -> None:
     manager = Manager(env.config, options())
     other = Other()
     manager.add(other)
-    controller = (
-        controller_managed_by(manager)
-        .for_(Widget)
-        .owns(V1ConfigMap)
-        .complete(Func(_noop))
-    )
+    controller = controller_managed_by(manager).for_(Widget).owns(V1ConfigMap).complete(Func(_noop))
     assert manager.runnables == (controller, other)
     assert [source.type for source in controller.sources] == [Widget, V1ConfigMap]  # type: ignore[attr-defined]
 

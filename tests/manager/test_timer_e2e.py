@@ -13,9 +13,10 @@ from pyctrl.clock import FakeClock
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
+from pyctrl.testing import eventually, running
 from pyctrl.timer import Timer
 
-from .conftest import Widget, eventually, options, running
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment
