@@ -232,8 +232,9 @@ class Daemon:
     def stop_nowait(self, request: Request) -> None:
         """Ask ``request``'s daemon to stop; cancel it ``stop_timeout`` seconds later.
 
-        The sharding layer calls it when this replica loses the object's shard. The
-        daemon starts again on the object's next change if it should still run here.
+        The sharding layer calls it when this replica loses the object's shard (and stops
+        delivering the object's events here). The daemon starts again on the object's
+        next change seen here, if it should still run.
         """
         slot = self._slots.get(request)
         if slot is None or slot.context.stopping:
