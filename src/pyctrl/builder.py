@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pyctrl.daemon import Daemon, DaemonFunc
     from pyctrl.manager import Manager
     from pyctrl.predicate import Predicate
+    from pyctrl.reconcile import Request, Result
     from pyctrl.resource import CustomResource
     from pyctrl.webhook import Defaulter, Validator
 
@@ -60,6 +61,24 @@ __all__ = [
     "controller_managed_by",
     "webhook_managed_by",
 ]
+
+
+class _AfterOwnWrites:
+    """Waits, before each reconcile, until the cache shows the client's writes of its key.
+
+    So that a reconcile never acts on a state older than the last one it wrote itself
+    (`pyctrl.cache.CacheOptions.read_your_own_writes`). The wait is bounded; it never
+    holds up the watch, only this key's worker.
+    """
+
+    def __init__(self, manager: Manager, type_: type[Any], reconciler: Reconciler) -> None:
+        self._manager, self._type, self._reconciler = manager, type_, reconciler
+
+    async def reconcile(self, request: Request) -> Result | None:
+        await self._manager.cache.wait_for_own_writes(
+            self._type, request.name, request.namespace or None
+        )
+        return await self._reconciler.reconcile(request)
 
 
 @dataclass
@@ -212,6 +231,12 @@ class Builder(Generic[T]):
                 f"{type(reconciler).__name__} has neither reconcile(request) "
                 "nor reconcile_object(obj)"
             )
+        if (
+            self._for is not None
+            and self._for.type_ is not None
+            and self.manager.cache.options.read_your_own_writes
+        ):
+            reconciler = _AfterOwnWrites(self.manager, self._for.type_, reconciler)
         controller = Controller(name, reconciler, options=self._options, kind=kind)
         for watch in [*([self._for] if self._for else []), *self._watches]:
             controller.watch(self._source(watch))
