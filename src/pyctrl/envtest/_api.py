@@ -214,6 +214,8 @@ class DeleteOptions:
     resource_version: str | None = None
     dry_run: bool = False
     raw: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """Admission webhooks' warnings, sent back as ``Warning`` headers."""
 
 
 @dataclass
@@ -1766,6 +1768,7 @@ class API:
             subresource="",
             dry_run=opts.dry_run,
             options=opts.raw,
+            warnings=opts.warnings,
         )
         result, deleted = self.delete_core(rt, namespace if rt.namespaced else "", name, opts)
         code = 200

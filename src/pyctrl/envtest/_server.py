@@ -1252,8 +1252,10 @@ class APIServer:
         opts = await self._delete_options(request)
         result, code = await self.api.delete(rt, namespace, name, opts)
         if result.get("kind") == "Status":
-            return self._respond(request, result, code)
-        return self._respond(request, self._render_one(rt, result, neg, request), code, neg)
+            return self._respond(request, result, code, warnings=opts.warnings)
+        return self._respond(
+            request, self._render_one(rt, result, neg, request), code, neg, opts.warnings
+        )
 
     async def _delete_collection(
         self, request: web.Request, rt: ResourceType, namespace: str | None

@@ -10,7 +10,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 from aiohttp import web
@@ -25,6 +25,9 @@ from pyctrl.webhook._admission import (
     BadReviewError,
     UserCodeError,
 )
+
+if TYPE_CHECKING:
+    from pyctrl.webhook._config import Registration
 
 __all__ = ["CertWatcher", "ReviewHandler", "Server", "default_cert_dir"]
 
@@ -333,11 +336,18 @@ def _plain(status: int, message: str) -> web.Response:
 
 
 class AdmissionEndpoint:
-    """Adapts an admission handler (`DefaultingHandler`, `ValidatingHandler`) to the server."""
+    """Adapts an admission handler (`DefaultingHandler`, `ValidatingHandler`) to the server.
 
-    def __init__(self, handler: Any) -> None:
+    Args:
+        handler: Anything with ``name`` and ``async handle(AdmissionRequest)``.
+        registration: How the webhook is configured (rules, options), for
+            `pyctrl.webhook.webhook_configurations`; None leaves it out of them.
+    """
+
+    def __init__(self, handler: Any, registration: Registration | None = None) -> None:
         self.handler = handler
         self.name: str = handler.name
+        self.registration = registration
 
     async def review(self, body: Any) -> web.Response:
         """Decode an AdmissionReview, run the handler, encode the response."""
