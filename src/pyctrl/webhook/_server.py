@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["CertWatcher", "ReviewHandler", "Server", "default_cert_dir"]
 
 MAX_BODY_BYTES = 7 * 1024 * 1024
+MAX_OBJECT_DEPTH = 100
+"""Objects nested deeper are refused (400) before any handler walks them recursively."""
 # Below the probe server's own 10 s limit, so a hung handshake is reported as such.
 _CHECK_TIMEOUT = 5.0
 # Where the readiness check connects when the server listens on every interface.
@@ -364,6 +366,14 @@ class AdmissionEndpoint:
             raise BadReviewError(f"malformed AdmissionReview: {_first_error(exc)}") from None
         if review.request is None:
             raise BadReviewError("AdmissionReview has no request")
+        for what, value in (
+            ("object", review.request.object),
+            ("oldObject", review.request.old_object),
+        ):
+            if _deeper_than(value, MAX_OBJECT_DEPTH):
+                raise BadReviewError(
+                    f"request.{what} is nested deeper than {MAX_OBJECT_DEPTH} levels"
+                )
         try:
             response = await self.handler.handle(review.request)
         except UserCodeError as exc:
@@ -383,6 +393,23 @@ class AdmissionEndpoint:
             body=orjson.dumps(out.model_dump(mode="json", by_alias=True, exclude_none=True)),
             content_type="application/json",
         )
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON ``value`` nests more than ``limit`` levels (checked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _first_error(exc: ValidationError) -> str:
