@@ -386,6 +386,7 @@ def builtin_types() -> list[ResourceType]:
             "ServiceAccount",
             "serviceaccounts",
             short_names=("sa",),
+            subresources=frozenset({"token"}),
             allow_create_on_update=True,
             return_deleted_object=True,
         ),
