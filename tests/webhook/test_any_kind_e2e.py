@@ -404,3 +404,22 @@ async def test_a_forbidden_raw_denial_keeps_its_code(cluster: Cluster) -> None:
     async with RESTClient(cluster.env.config) as rest:
         with pytest.raises(ForbiddenError, match="namespace vault is protected"):
             await rest.request("DELETE", "/api/v1/namespaces/vault")
+
+
+async def test_the_review_names_the_user_who_made_the_request(cluster: Cluster) -> None:
+    """A write with another user's token reaches the webhook with that user's userInfo."""
+    admin = cluster.kubectl
+    await admin("create", "namespace", "teams")
+    await admin("label", "namespace", "teams", "policy=on")
+    token = cluster.env.add_user("erin", ["team-a"])
+    await admin(
+        "create", "role", "cm-writer", "--verb=create,get", "--resource=configmaps", "-n", "teams"
+    )
+    await admin(
+        "create", "rolebinding", "erin-cm", "--role=cm-writer", "--group=team-a", "-n", "teams"
+    )
+    await admin(
+        f"--token={token}", "create", "configmap", "notes", "--from-literal=a=b", "-n", "teams"
+    )
+    stored = await admin.json("configmap", "notes", "-n", "teams")
+    assert stored["metadata"]["annotations"]["owner"] == "erin"

@@ -34,7 +34,13 @@ import orjson
 
 from pyctrl.crd import _schema
 from pyctrl.envtest import _builtin_schema, _defaults, _managedfields, _patch, _validation
-from pyctrl.envtest._admission import AdmissionHook, AdmissionRequest, ConversionHook
+from pyctrl.envtest._admission import (
+    REQUEST_USER,
+    AdmissionHook,
+    AdmissionRequest,
+    ConversionHook,
+    UserInfo,
+)
 from pyctrl.envtest._errors import (
     Cause,
     GoLiteral,
@@ -875,6 +881,7 @@ class API:
             old=old,
             dry_run=dry_run,
             options=options,
+            user=REQUEST_USER.get() or UserInfo(),
             warnings=warnings if warnings is not None else [],
         )
 

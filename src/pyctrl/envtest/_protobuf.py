@@ -1,7 +1,8 @@
 r"""Decoding of Kubernetes protobuf request bodies for a few built-in kinds.
 
 kubectl's typed commands (``kubectl create namespace``, ``create configmap``, ``create
-secret``, ``create serviceaccount``, ``create token``) send their objects as
+secret``, ``create serviceaccount``, ``create token``, ``create role``, ``create
+rolebinding``, ``auth can-i``...) send their objects as
 ``application/vnd.kubernetes.protobuf``: the magic ``k8s\\x00`` followed by a
 ``runtime.Unknown`` envelope whose ``raw`` bytes are the object's protobuf message. The
 embedded server answers in JSON (clients list JSON in Accept), but must read these bodies.
@@ -92,6 +93,20 @@ _SCHEMAS: dict[str, Schema] = {
         6: ("uid", "string"),
     },
     "trspec": {1: ("token", "string"), 2: ("audiences", "list:string")},
+    "policyrule": {
+        1: ("verbs", "list:string"),
+        2: ("apiGroups", "list:string"),
+        3: ("resources", "list:string"),
+        4: ("resourceNames", "list:string"),
+        5: ("nonResourceURLs", "list:string"),
+    },
+    "subject": {
+        1: ("kind", "string"),
+        2: ("apiGroup", "string"),
+        3: ("name", "string"),
+        4: ("namespace", "string"),
+    },
+    "roleref": {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")},
     "tokenspec": {
         1: ("audiences", "list:string"),
         3: ("boundObjectRef", "msg:boundref"),
@@ -133,6 +148,24 @@ KINDS: dict[tuple[str, str], Schema] = {
     ("authentication.k8s.io/v1", "TokenReview"): {
         1: ("metadata", "msg:meta"),
         2: ("spec", "msg:trspec"),
+    },
+    ("rbac.authorization.k8s.io/v1", "Role"): {
+        1: ("metadata", "msg:meta"),
+        2: ("rules", "list:policyrule"),
+    },
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): {
+        1: ("metadata", "msg:meta"),
+        2: ("rules", "list:policyrule"),
+    },
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): {
+        1: ("metadata", "msg:meta"),
+        2: ("subjects", "list:subject"),
+        3: ("roleRef", "msg:roleref"),
+    },
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): {
+        1: ("metadata", "msg:meta"),
+        2: ("subjects", "list:subject"),
+        3: ("roleRef", "msg:roleref"),
     },
     ("v1", "ServiceAccount"): {
         1: ("metadata", "msg:meta"),

@@ -40,6 +40,7 @@ from pyctrl.envtest._api import (
     fast_uuid4,
     meta_of,
 )
+from pyctrl.envtest._admission import REQUEST_USER, UserInfo
 from pyctrl.envtest._authn import Authenticator, User, token_request, token_review
 from pyctrl.envtest._authz import (
     BOOTSTRAP_POLICY,
@@ -508,6 +509,8 @@ class APIServer:
             if user is None:
                 return self._status_response(unauthorized())
             request[_USER] = user
+            # Each request runs in its own task: admission reads who sent it from here.
+            REQUEST_USER.set(UserInfo(user.name, user.uid, list(user.groups)))
             if not user.privileged:
                 watch = _truthy(request.query.get("watch"))
                 attrs = request_attributes(request.method, path, watch, user)
