@@ -32,6 +32,7 @@ import yaml
 from aiohttp import web
 
 from pyctrl.envtest import _discovery, _openapi, _protobuf
+from pyctrl.envtest._admission import REQUEST_USER, UserInfo
 from pyctrl.envtest._api import (
     API,
     NAMESPACES,
@@ -40,7 +41,6 @@ from pyctrl.envtest._api import (
     fast_uuid4,
     meta_of,
 )
-from pyctrl.envtest._admission import REQUEST_USER, UserInfo
 from pyctrl.envtest._authn import Authenticator, User, token_request, token_review
 from pyctrl.envtest._authz import (
     BOOTSTRAP_POLICY,
