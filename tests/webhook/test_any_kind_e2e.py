@@ -144,6 +144,20 @@ class ProtectedNamespaces:
         return allowed("namespace deleted")
 
 
+class EvictionGuard:
+    """A raw handler on ``pods/eviction``: records evictions, refuses them when told to."""
+
+    def __init__(self) -> None:
+        self.requests: list[AdmissionRequest] = []
+        self.refuse = False
+
+    async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
+        self.requests.append(request)
+        if self.refuse:
+            return denied(f"critical pods stay: {request.name}")
+        return allowed()
+
+
 @dataclass
 class Cluster:
     """The API server, the manager's client, kubectl and the handlers' state."""
@@ -153,9 +167,15 @@ class Cluster:
     kubectl: Kubectl
     phases: GizmoPhases
     namespaces: ProtectedNamespaces
+    evictions: EvictionGuard
 
 
-def setup_webhooks(manager: Manager, phases: GizmoPhases, namespaces: ProtectedNamespaces) -> None:
+def setup_webhooks(
+    manager: Manager,
+    phases: GizmoPhases,
+    namespaces: ProtectedNamespaces,
+    evictions: EvictionGuard,
+) -> None:
     """Register every webhook of this file through the public API."""
     (
         webhook_managed_by(manager)
@@ -199,6 +219,14 @@ def setup_webhooks(manager: Manager, phases: GizmoPhases, namespaces: ProtectedN
     )
     register_admission(
         manager.webhook_server,
+        "/guard-evictions",
+        evictions,
+        options=WebhookOptions(
+            rules=[Rule(["CREATE"], [""], ["v1"], ["pods/eviction"], scope="Namespaced")]
+        ),
+    )
+    register_admission(
+        manager.webhook_server,
         "/protect-namespaces",
         namespaces,
         options=WebhookOptions(
@@ -215,12 +243,12 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
             env.config,
             options(webhook_server=Server(host="127.0.0.1", port=0, cert_dir=env.webhook_cert_dir)),
         )
-        phases, namespaces = GizmoPhases(), ProtectedNamespaces()
-        setup_webhooks(manager, phases, namespaces)
+        phases, namespaces, evictions = GizmoPhases(), ProtectedNamespaces(), EvictionGuard()
+        setup_webhooks(manager, phases, namespaces, evictions)
         async with running(manager):
             await env.install_webhooks(manager.webhook_server)
             kubectl = Kubectl(env.kubeconfig_path, tmp_path / "kubectl-cache", "default")
-            yield Cluster(env, manager, kubectl, phases, namespaces)
+            yield Cluster(env, manager, kubectl, phases, namespaces, evictions)
 
 
 def pod(name: str, labels: dict[str, str]) -> dict[str, Any]:
@@ -423,3 +451,37 @@ async def test_the_review_names_the_user_who_made_the_request(cluster: Cluster) 
     )
     stored = await admin.json("configmap", "notes", "-n", "teams")
     assert stored["metadata"]["annotations"]["owner"] == "erin"
+
+
+async def test_a_raw_handler_sees_and_refuses_pod_evictions(cluster: Cluster) -> None:
+    """An Eviction reaches the pods/eviction webhook as the object; a denial keeps the Pod."""
+    await cluster.kubectl("apply", "-f", "-", stdin=pod("victim", {}))
+    await cluster.kubectl("apply", "-f", "-", stdin=pod("critical", {"tier": "critical"}))
+
+    async def evict(name: str) -> None:
+        eviction = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": "default"},
+        }
+        async with RESTClient(cluster.env.config) as rest:
+            path = f"/api/v1/namespaces/default/pods/{name}/eviction"
+            response = await rest.request("POST", path, body=json.dumps(eviction).encode())
+            assert response.status == 201
+
+    await evict("victim")
+    gone = await cluster.kubectl("get", "pod", "victim", check=False)
+    assert "NotFound" in gone.err
+    [request] = cluster.evictions.requests
+    assert (request.operation, request.sub_resource, request.name) == (
+        "CREATE",
+        "eviction",
+        "victim",
+    )
+    assert (request.kind.group, request.kind.kind) == ("policy", "Eviction")
+    assert request.object is not None
+    assert request.object["kind"] == "Eviction"
+    cluster.evictions.refuse = True
+    with pytest.raises(ForbiddenError, match="critical pods stay"):
+        await evict("critical")
+    await cluster.kubectl("get", "pod", "critical")

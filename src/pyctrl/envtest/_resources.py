@@ -395,7 +395,7 @@ def builtin_types() -> list[ResourceType]:
             "pods",
             short_names=("po",),
             categories=_ALL,
-            subresources=status,
+            subresources=status | {"eviction"},
             field_labels=_POD_FIELDS,
             return_deleted_object=True,
             graceful_delete=True,

@@ -65,6 +65,7 @@ from pyctrl.envtest._errors import (
     unknown_resource,
     unsupported_media_type,
 )
+from pyctrl.envtest._eviction import evict
 from pyctrl.envtest._faults import Faults
 from pyctrl.envtest._gc import Controllers
 from pyctrl.envtest._resources import Registry, ResourceType, builtin_types
@@ -642,6 +643,14 @@ class APIServer:
             return routed
         target = routed
         rt = target.rt
+        if target.subresource == "eviction" and rt.storage_key == ("", "pods"):
+            if request.method != "POST":
+                raise method_not_allowed()
+            assert target.name is not None
+            body = await self._decode_object(request)
+            opts = self._write_options(request, "CreateOptions")
+            status = await evict(self.api, rt, target.namespace or "", target.name, body, opts=opts)
+            return self._respond(request, status, 201, warnings=opts.warnings)
         if target.subresource == "token" and rt.plural == "serviceaccounts":
             if request.method != "POST":
                 raise method_not_allowed()
