@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import orjson
 import pytest
-from kubernetes_asyncio.client import V1ConfigMap
+from kubernetes_asyncio.client import Configuration, V1ConfigMap
 
 from pyctrl.builder import controller_managed_by
 from pyctrl.certs import generate_ca, issue_serving_cert, write_cert_dir
@@ -339,3 +339,34 @@ async def test_tracemalloc_top_sites_when_tracing(served: Served) -> None:
     assert text.splitlines()[1] == "top 3 by size:"
     assert len(text.splitlines()) == 5
     assert (await get(served.debug + "/debug/tracemalloc?limit=0", token))[0] == 400
+
+
+async def test_the_generated_auth_role_is_what_the_filter_needs(env: Environment) -> None:
+    """The operator's identity without the generated metrics-auth role answers 500; with it, 200."""
+    from examples.mysrv import operator
+
+    manifests = await operator.manifests()
+    role, binding = manifests["rbac/metrics_auth_role.yaml"]
+    token = env.add_user("system:serviceaccount:mysrv-system:mysrv-controller-manager")
+    config = Configuration(host=env.config.host)
+    config.ssl_ca_cert = env.config.ssl_ca_cert
+    config.api_key = {"BearerToken": f"Bearer {token}"}
+    scraper = env.add_user("scraper", ["system:masters"])
+    manager = Manager(
+        config,
+        options(
+            metrics=MetricsServerOptions(
+                secure_serving=True, filter_provider=with_authentication_and_authorization
+            )
+        ),
+    )
+    async with running(manager):
+        assert manager.metrics_server is not None
+        await manager.metrics_server.started.wait()
+        url = f"https://127.0.0.1:{manager.metrics_server.port}/metrics"
+        assert await get(url, scraper) == (500, "Authentication failed\n")
+        await _create(env, role)
+        # The generated binding names the manager's ServiceAccount: this user is its name.
+        await _create(env, binding)
+        status, _ = await get(url, scraper)
+        assert status == 200
