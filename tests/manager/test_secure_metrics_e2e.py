@@ -29,9 +29,10 @@ from pyctrl.filters import Filter, with_authentication_and_authorization
 from pyctrl.manager import Manager
 from pyctrl.metricsserver import Options as MetricsServerOptions
 from pyctrl.reconcile import Request, Result
+from pyctrl.testing import running
 from tests.kubectl import Kubectl
 
-from .conftest import options, running
+from .conftest import options
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

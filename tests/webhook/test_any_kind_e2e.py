@@ -23,6 +23,7 @@ from pyctrl.errors import APIError, ForbiddenError, InvalidError
 from pyctrl.manager import Manager
 from pyctrl.meta import GroupVersionKind, KubeModel
 from pyctrl.resource import CustomResource, Unstructured
+from pyctrl.testing import running
 from pyctrl.webhook import (
     AdmissionRequest,
     AdmissionResponse,
@@ -36,7 +37,7 @@ from pyctrl.webhook import (
     register_admission,
 )
 from tests.kubectl import Kubectl
-from tests.manager.conftest import options, running
+from tests.manager.conftest import options
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

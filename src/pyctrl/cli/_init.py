@@ -28,6 +28,9 @@ import click
 
 import pyctrl
 from pyctrl.cli._common import CliError, reports_errors
+from pyctrl.cli._project import API, Resource
+from pyctrl.cli._project import FILE as PROJECT_FILE
+from pyctrl.cli._project import Project as ProjectRecord
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -73,6 +76,7 @@ class Project:
         version: API version, e.g. ``v1alpha1``.
         namespace: Where the operator is deployed.
         image: The manager's container image.
+        command: The console script (``<name>-operator``, not doubled).
         pyctrl_version: The lowest pyctrl the project depends on.
     """
 
@@ -87,6 +91,7 @@ class Project:
     version: str
     namespace: str
     image: str
+    command: str
     pyctrl_version: str
 
 
@@ -145,6 +150,7 @@ def project(
         version=version,
         namespace=defaults.namespace,
         image=defaults.image,
+        command=defaults.command_name,
         pyctrl_version=pyctrl.__version__,
     )
 
@@ -202,6 +208,26 @@ def render(template: str, values: Project) -> str:
         return str(fields[match.group(1)])
 
     return _PLACEHOLDER.sub(replace, text)
+
+
+def record(values: Project) -> ProjectRecord:
+    """The ``PROJECT`` file of a new project: its one kind, with a controller."""
+    resource = Resource(
+        group=values.group,
+        domain=values.domain,
+        version=values.version,
+        kind=values.kind,
+        plural=values.plural,
+        api=API(namespaced=True, module=f"{values.package}.api", class_name=values.kind),
+        controller=True,
+        controller_module=f"{values.package}.controller",
+    )
+    return ProjectRecord(
+        domain=values.domain,
+        project_name=values.name,
+        package=values.package,
+        resources=[resource],
+    )
 
 
 def _check_directory(directory: Path, force: bool) -> None:
@@ -304,6 +330,7 @@ def init(
     )
     _check_directory(directory, force)
     contents = files(values)
+    contents[PROJECT_FILE] = record(values).to_yaml()
     write(directory, contents)
     generate_manifests(directory, values)
     click.echo(
