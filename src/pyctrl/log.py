@@ -25,7 +25,14 @@ from typing import Any, TextIO, cast
 import structlog
 from structlog.contextvars import bind_contextvars, bound_contextvars, clear_contextvars
 
-__all__ = ["bind_context", "bound_context", "configure", "get_logger", "reset_context"]
+__all__ = [
+    "bind_context",
+    "bound_context",
+    "configure",
+    "debug_enabled",
+    "get_logger",
+    "reset_context",
+]
 
 bind_context = bind_contextvars
 """Bind key-values into the logging context of the current task."""
@@ -88,6 +95,12 @@ def configure(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+
+
+def debug_enabled() -> bool:
+    """Whether debug lines are written: a cheap check before building a costly one."""
+    check = structlog.get_config()["wrapper_class"].__dict__.get("is_enabled_for")
+    return True if check is None else bool(check(None, logging.DEBUG))
 
 
 def get_logger(name: str | None = None, **initial: Any) -> Any:
