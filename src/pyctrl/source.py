@@ -202,7 +202,7 @@ def _dropped(predicate: Predicate, event: Event, obj: Any, source: str) -> None:
         _log.debug(
             "event dropped by predicate",
             predicate=getattr(predicate, "__name__", None) or type(predicate).__name__,
-            event=type(event).__name__,
+            event_type=type(event).__name__,
             source=source,
             namespace=meta.namespace,
             name=meta.name,
