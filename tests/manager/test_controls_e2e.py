@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
 
@@ -161,7 +161,7 @@ async def test_a_reconcile_timeout_is_counted_and_retried(env: Environment) -> N
 class RecordingQueue(WorkQueue[Request]):
     """A workqueue that remembers the priority of every add, made by new_queue."""
 
-    made: list[tuple[str, RateLimiter[Request] | None]] = []
+    made: ClassVar[list[tuple[str, RateLimiter[Request] | None]]] = []
 
     def __init__(self, name: str, rate_limiter: RateLimiter[Request] | None) -> None:
         super().__init__(name=name, rate_limiter=rate_limiter, record_triggers=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 import structlog
@@ -83,7 +83,12 @@ async def test_a_reconcile_reads_the_event_and_the_child_that_queued_it(env: Env
         request, found = await recorder.next()
         assert request == Request("default", "w")
         assert [(t.kind, t.source, t.object, t.resource_version) for t in found] == [
-            ("create", "Widget.test.pyctrl.dev", "Widget default/w", widget.metadata.resource_version)
+            (
+                "create",
+                "Widget.test.pyctrl.dev",
+                "Widget default/w",
+                widget.metadata.resource_version,
+            )
         ]
         assert found.kind == "create"
         assert str(found) == f"create Widget default/w@{widget.metadata.resource_version}"
@@ -108,7 +113,9 @@ async def test_requeues_retries_and_timers_are_triggers(env: Environment) -> Non
     manager = Manager(env.config, options())
     recorder = Recorder()
     recorder.results = [Result(requeue_after=0.01), Result(requeue=True), RuntimeError("boom")]
-    controller = controller_managed_by(manager).for_(Widget).named("prov-requeue").complete(recorder)
+    controller = (
+        controller_managed_by(manager).for_(Widget).named("prov-requeue").complete(recorder)
+    )
     async with running(manager):
         await manager.client.create(_widget("r"))
         kinds = [(await recorder.next())[1].kind for _ in range(4)]
@@ -227,7 +234,7 @@ async def test_a_dropped_event_is_logged_with_the_predicate_that_dropped_it(
             # The spec update after it passes, so the drop was logged before it arrived.
             await manager.client.patch(widget, MergePatch({"spec": {"size": 2}}))
             await recorder.next()
-    drops: list[dict[str, Any]] = [e for e in logs if e["event"] == "event dropped by predicate"]
+    drops = [e for e in logs if e["event"] == "event dropped by predicate"]
     assert [(d["predicate"], d["event_type"], d["name"], d["resource_version"]) for d in drops] == [
         ("GenerationChanged", "UpdateEvent", "d", widget.metadata.resource_version)
     ]

@@ -52,7 +52,7 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 
 
 def _deployment(widget: Widget) -> V1Deployment:
-    labels = {"app": widget.metadata.name}
+    labels = {"app": str(widget.metadata.name)}
     deployment = V1Deployment(
         api_version="apps/v1",
         kind="Deployment",
@@ -92,7 +92,8 @@ class Deploys:
 
 def _id(span: ReadableSpan) -> int:
     assert span.context is not None
-    return span.context.span_id
+    span_id: int = span.context.span_id
+    return span_id
 
 
 def _shape(spans: tuple[ReadableSpan, ...]) -> list[Any]:
@@ -133,14 +134,12 @@ async def test_a_create_and_a_child_update_trace_as_linked_reconciles(
         )
         await deploys.wait(2)  # the Widget's create, then its Deployment's
         deployment = await manager.api_reader.get(V1Deployment, "web", "default")
-        await manager.client.patch(
-            deployment, MergePatch({"metadata": {"labels": {"tier": "x"}}})
-        )
+        await manager.client.patch(deployment, MergePatch({"metadata": {"labels": {"tier": "x"}}}))
         await deploys.wait(1)
     spans = exporter.get_finished_spans()
     reconcile = ("reconcile widget", "INTERNAL", None)
     apply = ("PATCH Deployment", "CLIENT")
-    expected = [
+    expected: list[Any] = [
         ("POST Widget", "CLIENT", 201, [], []),  # the test's own calls
         ("GET Deployment", "CLIENT", 200, [], []),
         ("PATCH Deployment", "CLIENT", 200, [], []),
@@ -189,7 +188,7 @@ class Annotates:
 async def test_trace_context_flows_from_the_webhook_to_the_reconcile(
     env: Environment, exporter: InMemorySpanExporter
 ) -> None:
-    """A defaulter's annotate(): the watch event is the webhook span's child; the reconcile links it."""
+    """annotate() in a defaulter: the event is the webhook span's child, the reconcile links it."""
     manager = Manager(
         env.config,
         options(webhook_server=Server(host="127.0.0.1", port=0, cert_dir=env.webhook_cert_dir)),
@@ -212,7 +211,7 @@ async def test_trace_context_flows_from_the_webhook_to_the_reconcile(
         )
         async with asyncio.timeout(20):
             await done.get()
-    assert tracing.TRACEPARENT_ANNOTATION in created.metadata.annotations
+    assert tracing.TRACEPARENT_ANNOTATION in (created.metadata.annotations or {})
     spans = exporter.get_finished_spans()
     (webhook,) = [s for s in spans if s.name.startswith("webhook /mutate-")]
     (event,) = [s for s in spans if s.name == "create Widget"]
