@@ -14,7 +14,8 @@ globally (``opentelemetry.trace.set_tracer_provider``) or for pyctrl alone
   `pyctrl.workqueue.Triggers`);
 - each API call of the `pyctrl.client.Client` is a CLIENT span ``<METHOD> <Kind>``, a
   child of the current span, with the HTTP method, the group/version/kind, the object's
-  name and namespace and the response status code;
+  name and namespace, the response status code and the resourceVersion it answered
+  with (for a write, the one its watch event will carry);
 - each admission webhook request is a SERVER span ``webhook <path>``, a child of the
   trace context in the request's ``traceparent`` header when the API server sends one.
 

@@ -167,7 +167,15 @@ async def test_a_create_and_a_child_update_trace_as_linked_reconciles(
     assert last.attributes["pyctrl.controller"] == "widget"
     call = [span for span in spans if span.name == "PATCH Deployment"][-1]
     assert call.attributes is not None
-    assert {k: v for k, v in call.attributes.items() if k != "http.response.status_code"} == {
+    # The resourceVersion the call wrote is the one its watch event carries.
+    written = {
+        span.attributes["k8s.resource_version"]
+        for span in spans
+        if span.name == "PATCH Deployment" and span.attributes and span.parent is None
+    }
+    assert written == {event.attributes["k8s.resource_version"]}
+    assert {k: v for k, v in call.attributes.items() if k != "k8s.resource_version"} == {
+        "http.response.status_code": 200,
         "http.request.method": "PATCH",
         "k8s.group": "apps",
         "k8s.version": "v1",

@@ -251,7 +251,12 @@ class _API:
                 tracing.set_status_code(span, exc.code)
                 raise
             tracing.set_status_code(span, response.status)
-            return response.json()
+            data = response.json()
+            version = isinstance(data, dict) and (data.get("metadata") or {}).get("resourceVersion")
+            if version:
+                # The resourceVersion written: the watch event it causes carries the same.
+                span.set_attribute("k8s.resource_version", version)
+            return data
 
     async def write(
         self,
