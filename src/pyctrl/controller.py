@@ -24,7 +24,7 @@ the sources that fill it (`pyctrl.source`), and ``max_concurrent_reconciles`` wo
   before the requeue, and may choose it (kube-rs's ``error_policy``);
 - the queue records why each key was queued (``record_triggers``, on by default): the
   reconciler reads the triggers that collapsed into its reconcile with `triggers`, its
-  log lines carry their summary as ``triggers``, and
+  log lines carry their summary as ``triggers`` (`pyctrl.log.merge_triggers`), and
   ``controller_runtime_reconcile_triggers_total`` counts reconciles by the kind of the
   first one; requeues are triggers too (``requeue``, ``requeue_after``, ``retry``);
 - ``new_queue`` replaces the workqueue (controller-runtime's ``Options.NewQueue``).
@@ -50,7 +50,7 @@ from typing import Any
 from pyctrl import metrics, tracing
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import CacheSyncTimeoutError, PyctrlError, TerminalError
-from pyctrl.log import bound_context, get_logger
+from pyctrl.log import bound_context, get_logger, reconcile_triggers
 from pyctrl.reconcile import Reconciler, Request, Result
 from pyctrl.source import Source, SyncingSource
 from pyctrl.workqueue import RateLimiter, ShutDownError, Trigger, TriggerKind, Triggers, WorkQueue
@@ -64,7 +64,6 @@ ErrorHandler = Callable[[Request, Exception], Awaitable[Result | None]]
 NewQueue = Callable[[str, RateLimiter[Request] | None], WorkQueue[Request]]
 """``new_queue(controller_name, rate_limiter) -> WorkQueue``: see `Options.new_queue`."""
 
-_current_triggers: contextvars.ContextVar[Triggers] = contextvars.ContextVar("pyctrl_triggers")
 _REQUEUE = Trigger(TriggerKind.REQUEUE)
 _REQUEUE_AFTER = Trigger(TriggerKind.REQUEUE_AFTER)
 _RETRY = Trigger(TriggerKind.RETRY)
@@ -86,10 +85,10 @@ def triggers() -> Triggers:
     Raises:
         RuntimeError: Called outside a reconcile.
     """
-    try:
-        return _current_triggers.get()
-    except LookupError:
-        raise RuntimeError("triggers() is only available inside a reconcile") from None
+    found: Triggers | None = reconcile_triggers.get()
+    if found is None:
+        raise RuntimeError("triggers() is only available inside a reconcile")
+    return found
 
 
 _log = get_logger("pyctrl.controller")
@@ -130,6 +129,9 @@ class Options:
             logged and the default applies.
         new_queue: Builds the workqueue from the controller's name and ``rate_limiter``
             (controller-runtime's ``NewQueue``); default a `pyctrl.workqueue.WorkQueue`.
+            The queue it returns decides about provenance (``record_triggers=True``
+            keeps it), clock and metrics; ``record_triggers`` and
+            ``starvation_timeout`` above apply only to the default queue.
     """
 
     max_concurrent_reconciles: int = 1
@@ -329,9 +331,9 @@ class Controller:
             "reconcile_id": reconcile_id,
         }
         if found:
-            context["triggers"] = found  # type: ignore[assignment]  # rendered lazily
             self._metrics.triggered(found.kind)
-        token = _current_triggers.set(found)
+        # Not bound into the context: pyctrl.log.merge_triggers adds it to lines written.
+        token = reconcile_triggers.set(found)
         try:
             with (
                 bound_context(**context),
@@ -346,7 +348,7 @@ class Controller:
             ):
                 await self._run(request)
         finally:
-            _current_triggers.reset(token)
+            reconcile_triggers.reset(token)
 
     async def _run(self, request: Request) -> None:
         self._metrics.worker_started()

@@ -127,20 +127,16 @@ async def dispatch(
     await _deliver(event, method, queue, source=source, kind=kind, tracer=tracer, records=records)
 
 
-def _trigger_kind(event: Event, source: str) -> tuple[str, Any]:
-    match event:
-        case CreateEvent():
-            name = TriggerKind.INITIAL_LIST if event.is_in_initial_list else TriggerKind.CREATE
-            return name, event.object
-        case UpdateEvent():
-            old, new = accessor(event.object_old), accessor(event.object_new)
-            same = old.resource_version == new.resource_version
-            return (TriggerKind.RESYNC if same else TriggerKind.UPDATE), event.object_new
-        case DeleteEvent():
-            return TriggerKind.DELETE, event.object
-        case GenericEvent():
-            name = TriggerKind.CHANNEL if source == "channel" else TriggerKind.GENERIC
-            return name, event.object
+def _fields(obj: Any) -> tuple[str, str, str]:
+    """Namespace, name and resourceVersion, read directly from typed objects (per event)."""
+    meta = getattr(obj, "metadata", None)
+    if meta is not None and not isinstance(meta, dict):
+        try:
+            return meta.namespace or "", meta.name or "", meta.resource_version or ""
+        except AttributeError:
+            pass
+    view = accessor(obj)
+    return view.namespace, view.name, view.resource_version
 
 
 async def _deliver(
@@ -154,16 +150,30 @@ async def _deliver(
     records: bool,
 ) -> None:
     """Call the handler with a queue whose adds carry the event's trigger (and span)."""
-    trigger_kind, obj = _trigger_kind(event, source)
-    meta = accessor(obj)
-    namespace, name, version = meta.namespace, meta.name, meta.resource_version
+    old: Any = None
+    match event:
+        case CreateEvent():
+            obj = event.object
+            trigger_kind = (
+                TriggerKind.INITIAL_LIST if event.is_in_initial_list else TriggerKind.CREATE
+            )
+        case UpdateEvent():
+            obj, old = event.object_new, event.object_old
+            trigger_kind = TriggerKind.UPDATE
+        case DeleteEvent():
+            obj = event.object
+            trigger_kind = TriggerKind.DELETE
+        case GenericEvent():
+            obj = event.object
+            trigger_kind = TriggerKind.CHANNEL if source == "channel" else TriggerKind.GENERIC
+    namespace, name, version = _fields(obj)
+    if old is not None and _fields(old)[2] == version:
+        trigger_kind = TriggerKind.RESYNC
     kind = kind or str(getattr(obj, "kind", None) or type(obj).__name__)
     described = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
     if tracer is None:
-        trigger = Trigger(trigger_kind, source, described, version)
-        await method(event, _Triggering(queue, trigger))
+        await method(event, _Triggering(queue, Trigger(trigger_kind, source, described, version)))
         return
-    old = accessor(event.object_old).annotations if isinstance(event, UpdateEvent) else None
     with tracing.event_span(
         tracer,
         trigger_kind,
@@ -171,8 +181,8 @@ async def _deliver(
         namespace=namespace,
         name=name,
         resource_version=version,
-        annotations=meta.annotations,
-        old_annotations=old,
+        annotations=accessor(obj).annotations,
+        old_annotations=accessor(old).annotations if old is not None else None,
     ) as context:
         trigger = Trigger(trigger_kind, source, described, version, context)
         await method(event, _Triggering(queue, trigger) if records else queue)

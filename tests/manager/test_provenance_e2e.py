@@ -17,6 +17,7 @@ from pyctrl.builder import controller_managed_by
 from pyctrl.client import MergePatch
 from pyctrl.controller import Options, triggers
 from pyctrl.controllerutil import set_controller_reference
+from pyctrl.log import merge_triggers
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.predicate import GenerationChanged
@@ -158,7 +159,7 @@ async def test_collapsed_triggers_show_in_the_log_summary(env: Environment) -> N
             await entered.wait()
         for _ in range(10):
             await channel.send(_widget("c"))
-        with capture_logs(processors=[merge_contextvars]) as logs:
+        with capture_logs(processors=[merge_contextvars, merge_triggers]) as logs:
             release.set()
             await recorder.next()
             _, found = await recorder.next()

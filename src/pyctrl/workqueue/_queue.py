@@ -19,7 +19,7 @@ from pyctrl.clock import RealClock
 from pyctrl.errors import PyctrlError
 from pyctrl.workqueue._metrics import NoopQueueMetrics
 from pyctrl.workqueue._ratelimit import default_controller_rate_limiter
-from pyctrl.workqueue._triggers import EMPTY, Trigger, _Log
+from pyctrl.workqueue._triggers import EMPTY, Trigger, Triggers, _Log
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from pyctrl.clock import Clock, TimerHandle
     from pyctrl.workqueue._metrics import QueueMetrics
     from pyctrl.workqueue._ratelimit import RateLimiter
-    from pyctrl.workqueue._triggers import Triggers
 
 __all__ = [
     "DEFAULT_STARVATION_TIMEOUT",
@@ -355,13 +354,13 @@ class WorkQueue(Generic[K]):
         if entry is None:
             entry = self._add_new(key, due, priority, now)
             if trigger is not None and self.records_triggers:
-                entry.triggers = _Log()
-                entry.triggers.record(trigger)
+                entry.triggers = _Log(trigger)
             return
         if trigger is not None and self.records_triggers:
             if entry.triggers is None:
-                entry.triggers = _Log()
-            entry.triggers.record(trigger)
+                entry.triggers = _Log(trigger)
+            else:
+                entry.triggers.record(trigger)
         if entry.state == _READY:
             if priority > entry.priority:
                 self._reprioritize(entry, priority)
@@ -729,7 +728,7 @@ class WorkQueue(Generic[K]):
         without triggers, or not being processed.
         """
         log = self._taken_triggers.get(key)
-        return EMPTY if log is None else log.snapshot()
+        return EMPTY if log is None else Triggers(log)
 
     def is_processing(self, key: K) -> bool:
         """Whether ``key`` was handed out and is not done yet."""
