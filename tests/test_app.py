@@ -43,8 +43,8 @@ async def test_watches_raw_source_adds_the_source_itself() -> None:
     controller = (
         controller_managed_by(manager).for_(Widget).watches_raw_source(channel).complete(Nothing())
     )
-    assert channel in controller._sources
-    assert len(controller._sources) == 2
+    assert channel in controller.sources
+    assert len(controller.sources) == 2
 
 
 async def test_duplicate_controller_names_are_refused() -> None:

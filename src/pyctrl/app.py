@@ -273,10 +273,10 @@ class Operator:
         def grant(gvk: GroupVersionKind, resource: str, *wanted: str) -> None:
             verbs.setdefault((gvk.group, resource), set()).update(wanted)
 
-        for runnable in manager._leader + manager._others:
+        for runnable in manager.runnables:
             if not isinstance(runnable, Controller):
                 continue
-            for source in runnable._sources:
+            for source in runnable.sources:
                 if not isinstance(source, Kind):
                     continue
                 gvk = manager.scheme.gvk_for(source.type)

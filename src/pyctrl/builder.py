@@ -18,10 +18,13 @@ the handler you give, for a type from the shared cache; ``watches_raw_source`` a
 The controller is named after the lowercase kind unless ``named``; names must be unique
 in a manager.
 
-A reconciler is either a `pyctrl.reconcile.Reconciler` (``reconcile(request)``) or an
-`ObjectReconciler`, which kube-rs users will recognise: ``reconcile_object(obj)`` is
-handed the cached object of the ``for_`` type (a fresh copy); requests for objects that
-are gone are skipped, so there is no get-then-NotFound dance.
+A reconciler is either a `pyctrl.reconcile.Reconciler` (``reconcile(request)``) or a
+`pyctrl.reconcile.ObjectReconciler`, which kube-rs users will recognise:
+``reconcile_object(obj)`` is handed the cached object of the ``for_`` type (a fresh
+copy); requests for objects that are gone are skipped, so there is no
+get-then-NotFound dance. The builder is generic in its ``for_`` type, so
+``controller_managed_by(manager).for_(MySrv).complete(r)`` type-checks that ``r``
+reconciles MySrv objects.
 
 `webhook_managed_by(manager).for_(MySrv).with_defaulter(...).with_validator(...)
 .with_conversion(...).complete()` registers a type's webhooks on the manager's webhook
@@ -31,12 +34,11 @@ server, under controller-runtime's paths.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 from pyctrl.controller import Controller, Options
-from pyctrl.errors import NotFoundError
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
-from pyctrl.reconcile import Reconciler, Request, Result
+from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
 from pyctrl.source import Kind, Source
 
 if TYPE_CHECKING:
@@ -54,29 +56,6 @@ __all__ = [
 ]
 
 
-@runtime_checkable
-class ObjectReconciler(Protocol):
-    """A reconciler handed the cached object instead of its key."""
-
-    async def reconcile_object(self, obj: Any) -> Result | None:
-        """Reconcile ``obj`` (a fresh copy of the cached object of the ``for_`` type)."""
-        ...
-
-
-class _ObjectAdapter:
-    """Reads the object from the cache and hands it to an ObjectReconciler."""
-
-    def __init__(self, manager: Manager, type_: type[Any], reconciler: ObjectReconciler) -> None:
-        self._manager, self._type, self._reconciler = manager, type_, reconciler
-
-    async def reconcile(self, request: Request) -> Result | None:
-        try:
-            obj = await self._manager.cache.get(self._type, request.name, request.namespace or None)
-        except NotFoundError:
-            return Result()
-        return await self._reconciler.reconcile_object(obj)
-
-
 @dataclass
 class _Watch:
     type_: type[Any] | None
@@ -86,9 +65,16 @@ class _Watch:
     metadata_only: bool | None = None
 
 
+T = TypeVar("T")
+U = TypeVar("U")
+
+
 @dataclass
-class Builder:
-    """Collects what a controller watches, then builds it (see the module docs)."""
+class Builder(Generic[T]):
+    """Collects what a controller watches, then builds it (see the module docs).
+
+    Generic in the ``for_`` type: `complete` accepts an `ObjectReconciler` of that type.
+    """
 
     manager: Manager
     _for: _Watch | None = None
@@ -97,12 +83,12 @@ class Builder:
     _options: Options | None = None
     _name: str = ""
 
-    def for_(self, type_: type[Any], *predicates: Predicate) -> Self:
+    def for_(self, type_: type[U], *predicates: Predicate) -> Builder[U]:
         """Reconcile objects of ``type_``: each event enqueues the object's own key."""
         if self._for is not None:
             raise ValueError("for_() may be called once per controller")
         self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates)
-        return self
+        return cast("Builder[U]", self)
 
     def owns(
         self, type_: type[Any], *predicates: Predicate, metadata_only: bool | None = None
@@ -161,7 +147,7 @@ class Builder:
             metadata_only=watch.metadata_only,
         )
 
-    def complete(self, reconciler: Reconciler | ObjectReconciler) -> Controller:
+    def complete(self, reconciler: Reconciler | ObjectReconciler[T]) -> Controller:
         """Build the controller, add it to the manager and return it."""
         if self._for is None and not self._name:
             raise ValueError("a controller needs for_() or named()")
@@ -173,7 +159,7 @@ class Builder:
         if typed and not isinstance(reconciler, Reconciler):
             if self._for is None or self._for.type_ is None:
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
-            reconciler = _ObjectAdapter(self.manager, self._for.type_, reconciler)
+            reconciler = as_reconciler(self.manager.cache, self._for.type_, reconciler)
         elif not isinstance(reconciler, Reconciler):
             raise TypeError(
                 f"{type(reconciler).__name__} has neither reconcile(request) "
@@ -186,7 +172,7 @@ class Builder:
         return controller
 
 
-def controller_managed_by(manager: Manager) -> Builder:
+def controller_managed_by(manager: Manager) -> Builder[Any]:
     """Start building a controller managed by ``manager``."""
     return Builder(manager)
 

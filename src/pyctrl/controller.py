@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyctrl import metrics, tracing
+from pyctrl._ids import fast_uuid4
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import CacheSyncTimeoutError, PyctrlError, TerminalError
 from pyctrl.log import bound_context, get_logger, reconcile_triggers
@@ -93,18 +93,6 @@ def triggers() -> Triggers:
 
 _log = get_logger("pyctrl.controller")
 _EXPECTED_ERRORS = (PyctrlError, OSError, TimeoutError)
-_random_bits = random.Random().getrandbits
-_UUID_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
-_UUID_SET = (4 << 76) | (0x8000 << 48)
-
-
-def _reconcile_id() -> str:
-    """A random version-4 UUID, as ``str(uuid.uuid4())`` but several times cheaper.
-
-    Reconcile IDs only tell log lines apart: they need no cryptographic randomness.
-    """
-    text = f"{(_random_bits(128) & _UUID_CLEAR) | _UUID_SET:032x}"
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 @dataclass(frozen=True)
@@ -216,6 +204,11 @@ class Controller:
                 source.start(self.queue), name=f"{self.name}-source", context=contextvars.Context()
             )
 
+    @property
+    def sources(self) -> tuple[Source, ...]:
+        """The sources this controller watches, in the order added (a read-only view)."""
+        return tuple(self._sources)
+
     async def wait_started(self) -> None:
         """Wait until the sources synced and the workers run."""
         await self._state.ready.wait()
@@ -321,7 +314,7 @@ class Controller:
                 self.queue.done(request)
 
     async def _reconcile(self, request: Request) -> None:
-        reconcile_id = _reconcile_id()
+        reconcile_id = fast_uuid4()
         found = self.queue.triggers(request) if self.queue.records_triggers else EMPTY
         context = {
             "controller": self.name,

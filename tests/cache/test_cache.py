@@ -21,7 +21,7 @@ from pyctrl.manager import Manager, Options
 from pyctrl.meta import GroupVersionKind
 from pyctrl.reconcile import Request, Result
 from pyctrl.resource import CustomResource, PartialObjectMetadata, Unstructured
-from tests.manager.conftest import running
+from pyctrl.testing import running
 
 from .conftest import (
     Mirror,

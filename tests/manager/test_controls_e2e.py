@@ -16,9 +16,10 @@ from pyctrl.handler import EnqueueRequestsFromMapFunc
 from pyctrl.manager import Manager
 from pyctrl.meta import Condition, ObjectMeta, set_status_condition
 from pyctrl.reconcile import Request, Result
+from pyctrl.testing import running
 from pyctrl.workqueue import RateLimiter, Trigger, WorkQueue
 
-from .conftest import Widget, options, running
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from datetime import timedelta

@@ -23,9 +23,10 @@ from pyctrl.meta import ObjectMeta
 from pyctrl.predicate import GenerationChanged
 from pyctrl.reconcile import Request, Result
 from pyctrl.source import Channel
+from pyctrl.testing import running
 from pyctrl.workqueue import Trigger, TriggerKind, Triggers
 
-from .conftest import Widget, options, running
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

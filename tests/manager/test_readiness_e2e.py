@@ -10,8 +10,9 @@ from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
 
 from pyctrl.cache import BackoffPolicy, CacheOptions
 from pyctrl.manager import Manager
+from pyctrl.testing import eventually
 
-from .conftest import eventually, options
+from .conftest import options
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment

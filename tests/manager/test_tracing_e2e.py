@@ -27,9 +27,10 @@ from pyctrl.controllerutil import set_controller_reference
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
+from pyctrl.testing import running
 from pyctrl.webhook import Server
 
-from .conftest import Widget, options, running
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

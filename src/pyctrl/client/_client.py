@@ -723,7 +723,7 @@ class Client:
             return self._api_reader
         return self._cache
 
-    async def gvk_for(self, obj_or_type: Any) -> GroupVersionKind:
+    def gvk_for(self, obj_or_type: Any) -> GroupVersionKind:
         """The GroupVersionKind of an object or type, per the client's scheme."""
         return self._api.scheme.gvk_for(obj_or_type)
 

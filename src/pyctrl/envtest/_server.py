@@ -30,13 +30,13 @@ import orjson
 import yaml
 from aiohttp import web
 
+from pyctrl._ids import fast_uuid4
 from pyctrl.envtest import _discovery, _openapi, _protobuf
 from pyctrl.envtest._api import (
     API,
     NAMESPACES,
     DeleteOptions,
     WriteOptions,
-    fast_uuid4,
     meta_of,
 )
 from pyctrl.envtest._crd import CRDController
@@ -68,6 +68,7 @@ from pyctrl.envtest._selectors import (
 from pyctrl.envtest._store import Store, TooOld
 from pyctrl.envtest._table import partial_metadata, to_table
 from pyctrl.envtest._watch import Watcher, WatchHub, encode_event
+from pyctrl.log import get_logger
 
 if TYPE_CHECKING:
     import ssl
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("pyctrl.envtest.server")
 
+_log = get_logger("pyctrl.envtest")
 _PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 _JSON = "application/json"
 _YAML = "application/yaml"
@@ -330,9 +332,13 @@ class APIServer:
         if self._runner is not None:
             raise RuntimeError("APIServer is already started")
         if self._controllers_task is None:
+            # The server is started and stopped by its caller rather than run as one
+            # coroutine, so it owns this task directly: a failure is logged at once, makes
+            # /livez and /readyz fail and wait_idle raise, and is raised again by aclose.
             self._controllers_task = asyncio.create_task(
                 self.controllers.run(), name="envtest-controllers"
             )
+            self._controllers_task.add_done_callback(self._controllers_stopped)
         await self._start_http(self.port)
         if not self._bootstrapped:
             await self._bootstrap()
@@ -386,9 +392,33 @@ class APIServer:
         await self._stop_http()
         await self._start_http(port)
 
+    def _controllers_stopped(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            _log.error("the embedded API server's controllers failed", exc_info=error)
+
+    def _controllers_failure(self) -> BaseException | None:
+        task = self._controllers_task
+        if task is None or not task.done() or task.cancelled():
+            return None
+        return task.exception()
+
     async def wait_idle(self) -> None:
-        """Wait until the built-in controllers have processed every pending change."""
-        await self.controllers.wait_idle()
+        """Wait until the built-in controllers have processed every pending change.
+
+        Raises:
+            RuntimeError: the controllers failed (garbage collector, namespace or CRD
+                controller); the cause is chained.
+        """
+        task = self._controllers_task
+        if task is None:
+            await self.controllers.wait_idle()
+            return
+        async with asyncio.TaskGroup() as tg:
+            idle = tg.create_task(self.controllers.wait_idle())
+            await asyncio.wait({idle, task}, return_when=asyncio.FIRST_COMPLETED)
+            idle.cancel()
+        if (error := self._controllers_failure()) is not None:
+            raise RuntimeError("the embedded API server's controllers failed") from error
 
     async def _bootstrap(self) -> None:
         opts = WriteOptions(field_manager="kube-apiserver")
@@ -500,6 +530,8 @@ class APIServer:
 
     async def _health(self, request: web.Request) -> web.Response:
         del request
+        if self._controllers_failure() is not None:
+            return web.Response(status=500, text="controllers failed", content_type="text/plain")
         return web.Response(text="ok", content_type="text/plain")
 
     @staticmethod
