@@ -15,6 +15,7 @@ from pyctrl.errors import TerminalError
 from pyctrl.handler import EnqueueRequestsFromMapFunc
 from pyctrl.manager import Manager
 from pyctrl.meta import Condition, ObjectMeta, set_status_condition
+from pyctrl.predicate import GenerationChanged
 from pyctrl.reconcile import Request, Result
 from pyctrl.testing import running
 from pyctrl.workqueue import RateLimiter, Trigger, WorkQueue
@@ -39,12 +40,12 @@ class Calls:
     """Hands each reconcile's request, its triggers' kind and the object's status to the test."""
 
     def __init__(self, manager: Manager, outcomes: list[Any]) -> None:
-        self.client = manager.client
+        self.reader = manager.api_reader  # the status as written, not as cached yet
         self.outcomes = outcomes
         self.seen: asyncio.Queue[tuple[Request, str, list[str]]] = asyncio.Queue()
 
     async def reconcile(self, request: Request) -> Result | None:
-        widget = await self.client.get(Widget, request.name, request.namespace)
+        widget = await self.reader.get(Widget, request.name, request.namespace)
         reasons = [c.reason for c in widget.status.conditions]
         await self.seen.put((request, triggers().kind, reasons))
         outcome = self.outcomes.pop(0) if self.outcomes else Result()
@@ -83,7 +84,8 @@ async def test_on_error_writes_status_before_the_requeue_it_chooses(env: Environ
     calls = Calls(manager, [RuntimeError("first"), TerminalError("second")])
     (
         controller_managed_by(manager)
-        .for_(Widget)
+        # The hook's status writes must not queue reconciles of their own.
+        .for_(Widget, GenerationChanged())
         .named("ctl-on-error")
         .with_options(Options(on_error=on_error))
         .complete(calls)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import structlog
@@ -17,6 +17,7 @@ from pyctrl.builder import controller_managed_by
 from pyctrl.client import MergePatch
 from pyctrl.controller import Options, triggers
 from pyctrl.controllerutil import set_controller_reference
+from pyctrl.handler import EnqueueRequestForObject
 from pyctrl.log import merge_triggers
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from pyctrl.envtest import Environment
+    from pyctrl.event import GenericEvent
+    from pyctrl.handler import Queue
 
 TRIGGERS = "controller_runtime_reconcile_triggers_total"
 
@@ -135,7 +138,23 @@ async def test_requeues_retries_and_timers_are_triggers(env: Environment) -> Non
 async def test_collapsed_triggers_show_in_the_log_summary(env: Environment) -> None:
     """Events sent while a reconcile runs collapse into one; its log lines carry the summary."""
     manager = Manager(env.config, options())
-    channel = Channel()
+
+    class Counting(EnqueueRequestForObject):
+        """Tells the test when all eleven objects sent went through the source."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.handled = 0
+            self.all = asyncio.Event()
+
+        async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
+            await super().generic(event, queue)
+            self.handled += 1
+            if self.handled == 11:
+                self.all.set()
+
+    counting = Counting()
+    channel = Channel(counting)
     entered, release = asyncio.Event(), asyncio.Event()
     log = structlog.get_logger("test")
 
@@ -160,6 +179,8 @@ async def test_collapsed_triggers_show_in_the_log_summary(env: Environment) -> N
             await entered.wait()
         for _ in range(10):
             await channel.send(_widget("c"))
+        async with asyncio.timeout(20):
+            await counting.all.wait()
         with capture_logs(processors=[merge_contextvars, merge_triggers]) as logs:
             release.set()
             await recorder.next()
