@@ -35,6 +35,7 @@ import argparse
 import asyncio
 import inspect
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,10 +54,12 @@ from pyctrl.resource import CustomResource, pluralize
 from pyctrl.source import Kind
 from pyctrl.webhook import (
     ClientConfig,
+    LocalWebhooks,
     Server,
     conversion_stanza,
     converted_kinds,
     webhook_configurations,
+    write_local_certs,
 )
 
 if TYPE_CHECKING:
@@ -115,15 +118,23 @@ class Operator:
 
     def __post_init__(self) -> None:
         self.namespace = self.namespace or f"{self.name}-system"
-        self.image = self.image or f"{self.name}-operator:latest"
+        self.image = self.image or f"{self.command_name}:latest"
         self.leader_election_id = self.leader_election_id or f"{self.name}.pyctrl.dev"
+
+    @property
+    def command_name(self) -> str:
+        """The program's name: ``<name>-operator``, or the name if it ends in ``-operator``.
+
+        It names the image, the field manager and ``--help``'s usage line.
+        """
+        return self.name if self.name.endswith("-operator") else f"{self.name}-operator"
 
     # -- running -----------------------------------------------------------------------
 
     def parser(self) -> argparse.ArgumentParser:
         """The command-line flags (controller-runtime's usual ones)."""
         parser = argparse.ArgumentParser(
-            prog=f"{self.name}-operator", description=f"The {self.name} operator."
+            prog=self.command_name, description=f"The {self.name} operator."
         )
         parser.add_argument(
             "--kubeconfig", help="kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)"
@@ -140,22 +151,48 @@ class Operator:
             help="namespace of the leader-election Lease (default: the pod's own namespace)",
         )
         parser.add_argument("--namespace", default="", help="watch only this namespace")
-        parser.add_argument("--log-format", choices=("json", "console"), default="json")
-        parser.add_argument("--log-level", default="info")
-        parser.add_argument("--webhook-port", type=int, default=9443)
-        parser.add_argument("--webhook-cert-dir", default=None)
+        parser.add_argument(
+            "--log-format",
+            choices=("json", "console"),
+            default="json",
+            help="log lines as JSON objects, or colored for people (default: json)",
+        )
+        parser.add_argument(
+            "--log-level",
+            default="info",
+            help="lowest level logged: debug, info, warning, error (default: info)",
+        )
+        parser.add_argument(
+            "--webhook-port",
+            type=int,
+            default=9443,
+            help="port of the webhook server, if setup registers webhooks (default: 9443)",
+        )
+        parser.add_argument(
+            "--webhook-cert-dir",
+            default=None,
+            help="directory holding the webhook server's tls.crt and tls.key "
+            "(default: $TMPDIR/k8s-webhook-server/serving-certs)",
+        )
         return parser
 
     async def create_manager(
         self, config: Config | Configuration, args: argparse.Namespace | None = None
     ) -> Manager:
-        """Build the Manager from flags (defaults when ``args`` is None) and run ``setup``.
+        """Build the Manager from flags and run ``setup``.
+
+        Without ``args`` (a manager built in a test), the flags' defaults apply, except
+        that metrics and health probes are not served: managers of tests running side by
+        side would otherwise all bind ``:8080`` and ``:8081``.
 
         Raises:
             ConfigError: ``--leader-elect`` outside a cluster without
                 ``--leader-election-namespace``.
         """
-        args = args or self.parser().parse_args([])
+        if args is None:
+            args = self.parser().parse_args(
+                ["--metrics-bind-address=0", "--health-probe-bind-address=0"]
+            )
         options = Options(
             metrics_bind_address=args.metrics_bind_address,
             health_probe_bind_address=args.health_probe_bind_address,
@@ -164,7 +201,7 @@ class Operator:
             leader_election_namespace=args.leader_election_namespace,
             cache=CacheOptions(namespaces=[args.namespace]) if args.namespace else None,
             webhook_server=Server(port=args.webhook_port, cert_dir=args.webhook_cert_dir),
-            field_owner=f"{self.name}-operator",
+            field_owner=self.command_name,
         )
         manager = Manager(config, options)
         result = self.setup(manager)
@@ -172,23 +209,53 @@ class Operator:
             await result
         return manager
 
-    async def run(self, argv: Sequence[str] | None = None) -> None:
-        """Parse flags, build the manager and run it until SIGTERM/SIGINT."""
+    async def run(
+        self, argv: Sequence[str] | None = None, *, webhook_host: str | None = None
+    ) -> None:
+        """Parse flags, build the manager and run it until SIGTERM/SIGINT.
+
+        Args:
+            argv: The operator's flags (default: the process's).
+            webhook_host: Local webhook development (``pyctrl run --webhook-host``): serve
+                the webhooks with a fresh certificate for this address of the machine, and
+                register configurations pointing at it while running (`local_webhooks`).
+        """
         args = self.parser().parse_args(argv)
         configure(development=args.log_format == "console", level=args.log_level)
         config = await get_config(kubeconfig=args.kubeconfig, context=args.context)
-        manager = await self.create_manager(config, args)
-        await manager.run()
+        with tempfile.TemporaryDirectory(prefix=f"{self.name}-webhook-certs-") as certs:
+            ca_bundle = b""
+            if webhook_host:
+                ca_bundle = write_local_certs(webhook_host, certs)
+                args.webhook_cert_dir = certs
+            manager = await self.create_manager(config, args)
+            if webhook_host:
+                manager.add(self.local_webhooks(manager, webhook_host, ca_bundle))
+            await manager.run()
 
-    def main(self, argv: Sequence[str] | None = None) -> None:
+    def local_webhooks(self, manager: Manager, host: str, ca_bundle: bytes) -> LocalWebhooks:
+        """The runnable registering ``manager``'s webhooks at ``host`` while it runs.
+
+        The configurations are named ``<name>-dev-mutating-webhook-configuration`` (and
+        validating), apart from the deployed operator's.
+        """
+        return LocalWebhooks(
+            manager.rest,
+            manager.webhook_server,
+            host=host,
+            ca_bundle=ca_bundle,
+            name_prefix=f"{self.name}-dev-",
+        )
+
+    def main(self, argv: Sequence[str] | None = None, *, webhook_host: str | None = None) -> None:
         """The process entry point (``python -m your_operator``).
 
         A configuration problem (no or a broken kubeconfig; ``--leader-elect`` outside a
         cluster without ``--leader-election-namespace``) is one line on stderr and exit
-        status 1, not a traceback.
+        status 1, not a traceback. ``webhook_host``: see `run`.
         """
         try:
-            asyncio.run(self.run(argv))
+            asyncio.run(self.run(argv, webhook_host=webhook_host))
         except ConfigError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(1) from None

@@ -1,4 +1,4 @@
-"""Tracing with OpenTelemetry, an optional extra (``pip install pyctrl[otel]``).
+"""Tracing with OpenTelemetry, an optional extra (``pip install pyctrl-runtime[otel]``).
 
 pyctrl never imports OpenTelemetry on its own: without it, tracing costs nothing. It
 traces once the process has loaded ``opentelemetry.trace`` and a tracer provider is set,

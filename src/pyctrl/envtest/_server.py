@@ -968,6 +968,18 @@ class APIServer:
         neg = negotiate(request.headers.get("Accept", ""), allow_transform=True)
         if neg.kind == "yaml":
             neg = _Negotiated("json")
+        if self.faults.refuses_watch_list and request.query.get("resourceVersionMatch"):
+            # kube-apiserver before 1.27 knows no sendInitialEvents, and so forbids this.
+            raise invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    field_forbidden(
+                        "resourceVersionMatch", "resourceVersionMatch is forbidden for watch"
+                    )
+                ],
+            )
         self._list_option_errors(request, watch=True)
         labels, fields = self._selectors(request, rt)
         if name is not None:
@@ -994,6 +1006,7 @@ class APIServer:
             view=view,
             max_queue=self.watch_queue_size,
             render_first=view.render_first if isinstance(view, _TableView) else None,
+            event_delay=functools.partial(self.faults.watch_delay_for, (rt.plural, rt.qualified)),
         )
         # Registration and the initial events happen with no await in between, so no change
         # committed meanwhile can be missed or delivered twice.
@@ -1023,7 +1036,7 @@ class APIServer:
                 for event in history:
                     watcher.offer(event)
         if initial_end_rv is not None:
-            watcher.push(
+            watcher.push_initial_end(
                 encode_event(
                     "BOOKMARK",
                     view.bookmark(
@@ -1084,7 +1097,7 @@ class APIServer:
             if now >= deadline:
                 break
             if now >= next_bookmark:
-                rv = self.store.rv
+                rv = watcher.bookmark_rv(self.store.rv)
                 await response.write(
                     encode_event("BOOKMARK", view.bookmark({"resourceVersion": str(rv)}))
                 )
