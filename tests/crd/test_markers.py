@@ -252,7 +252,7 @@ def test_class_rule_is_enforced_by_validation() -> None:
 
     errors = validate({"low": 5, "high": 1}, schema_for(Range))
     assert [(e.field, e.message) for e in errors] == [
-        ("<nil>", 'Invalid value: "object": low exceeds high')
+        ("<nil>", 'Invalid value: low exceeds high')
     ]
 
 

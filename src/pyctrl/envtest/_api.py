@@ -1066,7 +1066,7 @@ class API:
                     [
                         field_invalid(
                             "spec.clusterIPs",
-                            GoLiteral(f'[]string{{"{ip}"}}'),
+                            [ip],
                             f"failed to allocate IP {ip}: the provided IP ({ip}) is not in the "
                             f"valid range. The range of valid IPs is {self.ips.network}",
                         )
@@ -1080,7 +1080,7 @@ class API:
                     [
                         field_invalid(
                             "spec.clusterIPs",
-                            GoLiteral(f'[]string{{"{ip}"}}'),
+                            [ip],
                             f"failed to allocate IP {ip}: provided IP is already allocated",
                         )
                     ],
@@ -1409,7 +1409,7 @@ class API:
                         [
                             field_invalid(
                                 "metadata.resourceVersion",
-                                GoLiteral("0x0"),
+                                0,
                                 "must be specified for an update",
                             )
                         ],

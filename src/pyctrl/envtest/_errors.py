@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pyctrl._apiextensions.gofmt import _json_string
+
 OPTIMISTIC_LOCK_MESSAGE = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
@@ -279,8 +281,32 @@ class GoLiteral(str):
     __slots__ = ()
 
 
+class GoStruct(dict[str, Any]):
+    """A Go struct's JSON: fields in struct order, where a plain dict (a map) is sorted."""
+
+    __slots__ = ()
+
+
+def go_json(value: Any) -> str:
+    """``json.Marshal`` of a decoded value: maps sorted, `GoStruct` in order, HTML escaped."""
+    if isinstance(value, dict):
+        items = value.items() if isinstance(value, GoStruct) else sorted(value.items())
+        return "{" + ",".join(f"{_json_string(str(k))}:{go_json(v)}" for k, v in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(go_json(v) for v in value) + "]"
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
 def go_repr(value: Any) -> str:
-    """Print a value the way Go's ``%#v`` shows it in field errors (strings quoted)."""
+    """Print a value the way ``field.Error`` shows it: %v, strings quoted, else JSON."""
+    if isinstance(value, dict | list):
+        return go_json(value)
     if isinstance(value, GoLiteral):
         return str(value)
     if isinstance(value, str):

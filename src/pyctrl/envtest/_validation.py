@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyctrl.envtest._errors import (
     Cause,
-    GoLiteral,
+    GoStruct,
     field_forbidden,
     field_invalid,
     field_required,
@@ -161,7 +161,7 @@ def _owner_references(refs: list[Any]) -> list[Cause]:
         causes.append(
             field_invalid(
                 "metadata.ownerReferences",
-                GoLiteral("[]v1.OwnerReference{...}"),
+                [_owner_reference_json(r) for r in refs if isinstance(r, dict)],
                 'Only one reference can have Controller set to true. Found "true" in '
                 f"references for {' and '.join(controllers)}",
             )
@@ -191,9 +191,34 @@ def validate_meta_update(new: dict[str, Any], old: dict[str, Any]) -> list[Cause
     return causes
 
 
-def _go_map(m: dict[str, Any]) -> str:
-    inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(m.items()))
-    return f"map[string]string{{{inner}}}"
+def _owner_reference_json(ref: dict[str, Any]) -> dict[str, Any]:
+    """A metav1.OwnerReference as json.Marshal writes it: its fields in struct order."""
+    out = GoStruct({k: ref.get(k, "") for k in ("apiVersion", "kind", "name", "uid")})
+    out.update({k: ref[k] for k in ("controller", "blockOwnerDeletion") if ref.get(k) is not None})
+    return out
+
+
+def _label_selector_json(selector: Any) -> dict[str, Any]:
+    """A metav1.LabelSelector as json.Marshal writes it (empty parts left out)."""
+    out = GoStruct()
+    if not isinstance(selector, dict):
+        return out
+    if selector.get("matchLabels"):
+        out["matchLabels"] = selector["matchLabels"]
+    expressions = [
+        GoStruct(
+            {
+                "key": e.get("key", ""),
+                "operator": e.get("operator", ""),
+                **({"values": e["values"]} if e.get("values") else {}),
+            }
+        )
+        for e in selector.get("matchExpressions") or ()
+        if isinstance(e, dict)
+    ]
+    if expressions:
+        out["matchExpressions"] = expressions
+    return out
 
 
 def _containers(spec: dict[str, Any], path: str) -> list[Cause]:
@@ -245,7 +270,7 @@ def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
             causes.append(
                 field_invalid(
                     "spec.selector",
-                    GoLiteral("v1.LabelSelector{}"),
+                    _label_selector_json(selector),
                     "empty selector is invalid for deployment",
                 )
             )
@@ -254,15 +279,13 @@ def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
             causes.append(
                 field_invalid(
                     "spec.template.metadata.labels",
-                    GoLiteral(_go_map(template_labels)),
+                    dict(template_labels),
                     "`selector` does not match template `labels`",
                 )
             )
         if old is not None and (old.get("spec") or {}).get("selector") != selector:
             causes.append(
-                field_invalid(
-                    "spec.selector", GoLiteral("v1.LabelSelector{...}"), "field is immutable"
-                )
+                field_invalid("spec.selector", _label_selector_json(selector), "field is immutable")
             )
     template = spec.get("template")
     if not isinstance(template, dict):

@@ -15,7 +15,9 @@ It has three modes, chosen at start:
   ``KUBECONFIG`` / ``~/.kube/config``); CRDs it installs there are removed at stop.
 * **binaries**: ``binary_assets_directory`` or ``KUBEBUILDER_ASSETS`` names a directory
   with ``etcd`` and ``kube-apiserver`` (as ``setup-envtest`` installs them); they are
-  started on free ports with generated certificates and stopped at the end.
+  started on free ports with generated certificates and stopped at the end. A directory
+  with ``kube-apiextensions`` instead of ``kube-apiserver`` runs the real CRD-only API
+  server (custom resources only; clients authenticate by client certificate).
 
 Code under test gets the same thing in every mode, so tests written against the
 embedded server can be run unchanged against a real cluster.
@@ -331,6 +333,8 @@ class Environment:
         """The bearer token generated for the embedded server or the binaries."""
         self.crds: list[dict[str, Any]] = []
         """The CRDs installed at start, as the server returned them once Established."""
+        self.crd_only = False
+        """Whether the server serves custom resources only (``kube-apiextensions``)."""
 
         self._config: k8s_client.Configuration | None = None
         self._kubeconfig_path: Path | None = None
@@ -487,6 +491,7 @@ class Environment:
                 self._webhook_previous = {}
                 self._conversion_previous = {}
                 self.token = None
+                self.crd_only = False
                 self._started = False
 
     async def install_crds(
@@ -881,5 +886,27 @@ class Environment:
             await plane.start()
         except _binaries.ControlPlaneError as exc:
             raise ControlPlaneError(str(exc)) from exc
-        self._write_kubeconfig(files.apiserver_url, files.ca_file.read_bytes(), token)
-        self._token_configuration(files.apiserver_url, files.ca_file, token)
+        if not plane.crd_only:
+            self._write_kubeconfig(files.apiserver_url, files.ca_file.read_bytes(), token)
+            self._token_configuration(files.apiserver_url, files.ca_file, token)
+            return
+        # The CRD-only server authenticates client certificates only.
+        self.crd_only = True
+        self.token = None
+        configuration = k8s_client.Configuration()
+        configuration.host = files.apiserver_url
+        configuration.ssl_ca_cert = str(files.ca_file)
+        configuration.cert_file = str(files.client_cert_file)
+        configuration.key_file = str(files.client_key_file)
+        self._config = configuration
+        path = self._tmpdir / "kubeconfig"
+        _kubeconfig.write_kubeconfig(
+            path,
+            _kubeconfig.kubeconfig_dict(
+                files.apiserver_url,
+                ca_pem=files.ca_file.read_bytes(),
+                client_cert_pem=files.client_cert_file.read_bytes(),
+                client_key_pem=files.client_key_file.read_bytes(),
+            ),
+        )
+        self._kubeconfig_path = path
