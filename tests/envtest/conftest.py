@@ -55,6 +55,10 @@ _NEEDS: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"crd-only"}),
         "built-in kinds, root discovery or OpenAPI (kube-apiserver's own APIs)",
     ),
+    "needs_crd_only_server": (
+        frozenset({"embedded", "existing", "binaries"}),
+        "the real CRD-only server (KUBEBUILDER_ASSETS from `nox -s realserver`)",
+    ),
 }
 _DESELECTED = pytest.StashKey[list[str]]()
 

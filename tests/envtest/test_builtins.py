@@ -5,6 +5,10 @@ kube-apiserver's ``SetDefaults_*`` functions fill in, a get returning it, a stri
 writing it back unchanged, a list, and a watch opened at the created resourceVersion that
 reports its deletion), so the suite runs unchanged against a real cluster. The defaults
 asserted are those of k8s.io/kubernetes/pkg/apis/{apps,batch,rbac,admissionregistration}/v1/
+# Built-in kinds: the CRD-only server has none.
+pytestmark = pytest.mark.needs_builtin_kinds
+
+
 defaults.go.
 """
 

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from tests.envtest.conftest import deployment
 
 if TYPE_CHECKING:
     from multidict import CIMultiDict
 
     from tests.envtest.conftest import Kube
+
+
+# Built-in kinds: the CRD-only server has none.
+pytestmark = pytest.mark.needs_builtin_kinds
 
 
 def _warnings(headers: CIMultiDict[str]) -> list[str]:

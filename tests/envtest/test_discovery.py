@@ -13,6 +13,10 @@ if TYPE_CHECKING:
 
     from tests.envtest.conftest import Kube
 
+# Root discovery (/api, /apis) and built-in groups: the CRD-only server serves neither.
+pytestmark = pytest.mark.needs_builtin_kinds
+
+
 GROUP = "discovery.pyctrl.dev"
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 AGGREGATED_V2BETA1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"

@@ -461,13 +461,30 @@ async def test_selectable_fields_filter_lists(
 ) -> None:
     """CRD selectableFields are accepted as field selectors."""
     definition = crd(group)
-    definition["spec"]["versions"][0]["selectableFields"] = [{"jsonPath": ".spec.mode"}]
+    for version in definition["spec"]["versions"]:
+        version["selectableFields"] = [{"jsonPath": ".spec.mode"}]
     await install(env, definition)
     path = f"/apis/{group}/v1/namespaces/{ns}/mysrvs"
     await kube.create_ok(path, srv(group, "f", port=1, mode="fast"))
     await kube.create_ok(path, srv(group, "s", port=1))
     body = await kube.get_ok(path, params={"fieldSelector": "spec.mode=fast"})
     assert [i["metadata"]["name"] for i in body["items"]] == ["f"]
+
+
+async def test_selectable_fields_of_one_version_need_its_own_schema(kube: Kube, group: str) -> None:
+    """Versions sharing one schema cannot differ in selectableFields (the schema is hoisted)."""
+    definition = crd(group)
+    definition["spec"]["versions"][0]["selectableFields"] = [{"jsonPath": ".spec.mode"}]
+    status, body, _ = await kube.post(CRD_PATH, definition)
+    assert status == 422, body
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "": may only be set when '
+            "`version.schema.openAPIV3Schema` is not included",
+            "field": "spec.versions[0].selectableFields",
+        }
+    ]
 
 
 # -- validation by the structural schema: formats, patterns, int-or-string, nullable, CEL --
@@ -638,7 +655,7 @@ def _type_error(field: str, value: str, type_: str) -> tuple[str, str, str]:
                 (
                     "FieldValueInvalid",
                     "spec",
-                    'Invalid value: minReplicas must not exceed maxReplicas',
+                    "Invalid value: minReplicas must not exceed maxReplicas",
                 )
             ],
             id="cel-rule",

@@ -69,6 +69,8 @@ _CRD_API = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 _CRD_EXTENSIONS = (".yaml", ".yml", ".json")
 _TRUE = ("1", "t", "true", "y", "yes", "on")
 _FALSE = ("", "0", "f", "false", "n", "no", "off")
+# Starts of the binaries tried before giving up when a picked port was taken meanwhile.
+_PORT_ATTEMPTS = 3
 
 
 class EnvtestError(PyctrlError):
@@ -864,28 +866,37 @@ class Environment:
             raise BinariesNotFoundError(str(exc)) from None
         token = _certs.generate_token()
         self.token = token
-        files = _binaries.prepare_files(self._tmpdir, token, self._host)
         attach = self._attach_output
         if attach is None:
             attach = _env_flag("KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT")
-        plane = _binaries.ControlPlane(
-            binaries,
-            files,
-            token=token,
-            start_timeout=self._start_timeout
-            if self._start_timeout is not None
-            else _env_seconds("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", 60.0),
-            stop_timeout=self._stop_timeout
-            if self._stop_timeout is not None
-            else _env_seconds("KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT", 20.0),
-            attach_output=attach,
-            apiserver_flags=self._apiserver_flags,
-        )
-        self._control_plane = plane
-        try:
-            await plane.start()
-        except _binaries.ControlPlaneError as exc:
-            raise ControlPlaneError(str(exc)) from exc
+        # The ports are picked free, then bound by the processes: another process may take
+        # one in between. Such a start is retried on fresh ports, a bounded number of times.
+        for attempt in range(_PORT_ATTEMPTS):
+            where = self._tmpdir if attempt == 0 else self._tmpdir / f"retry-{attempt}"
+            where.mkdir(mode=0o700, exist_ok=True)
+            files = _binaries.prepare_files(where, token, self._host)
+            plane = _binaries.ControlPlane(
+                binaries,
+                files,
+                token=token,
+                start_timeout=self._start_timeout
+                if self._start_timeout is not None
+                else _env_seconds("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", 60.0),
+                stop_timeout=self._stop_timeout
+                if self._stop_timeout is not None
+                else _env_seconds("KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT", 20.0),
+                attach_output=attach,
+                apiserver_flags=self._apiserver_flags,
+            )
+            self._control_plane = plane
+            try:
+                await plane.start()
+                break
+            except _binaries.ControlPlaneError as exc:
+                if "address already in use" in str(exc) and attempt + 1 < _PORT_ATTEMPTS:
+                    logger.warning("control plane port taken; retrying on other ports")
+                    continue
+                raise ControlPlaneError(str(exc)) from exc
         if not plane.crd_only:
             self._write_kubeconfig(files.apiserver_url, files.ca_file.read_bytes(), token)
             self._token_configuration(files.apiserver_url, files.ca_file, token)
