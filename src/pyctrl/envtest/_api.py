@@ -53,7 +53,9 @@ from pyctrl.envtest._errors import (
     invalid,
     method_not_allowed,
     not_found,
+    parse_resource_version,
     resource_expired,
+    resource_version_problem,
 )
 from pyctrl.envtest._jsonpath import JSONPathError, find
 from pyctrl.envtest._selectors import (
@@ -533,12 +535,9 @@ class API:
 
     @staticmethod
     def _parse_rv(value: str) -> int:
-        try:
-            rv = int(value)
-        except ValueError:
-            raise bad_request(f'invalid resource version "{value}"') from None
-        if rv < 0:
-            raise bad_request(f'invalid resource version "{value}"')
+        rv = parse_resource_version(value)
+        if rv is None:
+            raise bad_request(f"invalid resource version: {resource_version_problem(value)}")
         return rv
 
     @staticmethod
@@ -619,6 +618,17 @@ class API:
                 f"version ({rt.api_version})"
             )
         got_kind = obj.get("kind")
+        if got_kind and got_kind != want_kind and rt.crd_name and not kind:
+            # The unstructured decoder keeps the body's kind; the custom resource
+            # validator then refuses it (customResourceValidator.ValidateTypeMeta).
+            meta = obj.get("metadata")
+            name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+            raise invalid(
+                rt.group,
+                str(got_kind),
+                name,
+                [field_invalid("kind", got_kind, f"must be {rt.kind}")],
+            )
         if got_kind and got_kind != want_kind:
             raise bad_request(
                 f"the kind in the data ({got_kind}) does not match the expected kind ({want_kind})"

@@ -317,3 +317,23 @@ def go_repr(value: Any) -> str:
     if value is None:
         return "null"
     return str(value)
+
+
+_UINT64_MAX = 2**64 - 1
+
+
+def parse_resource_version(value: str) -> int | None:
+    """A resourceVersion as Go's ``strconv.ParseUint(value, 10, 64)`` reads it, else None."""
+    if not value or not value.isascii() or not value.isdigit():
+        return None
+    rv = int(value)
+    return rv if rv <= _UINT64_MAX else None
+
+
+def resource_version_problem(value: str) -> str:
+    """The field error kube-apiserver gives for an unparsable resourceVersion."""
+    if value and value.isascii() and value.isdigit():
+        problem = f'strconv.ParseUint: parsing "{value}": value out of range'
+    else:
+        problem = f'strconv.ParseUint: parsing "{value}": invalid syntax'
+    return f"resourceVersion: Invalid value: {go_repr(value)}: {problem}"
