@@ -432,9 +432,7 @@ async def test_deleting_crd_removes_its_resources(
     assert status == 200
     assert "customresourcecleanup.apiextensions.k8s.io" in body["metadata"]["finalizers"]
     await wait_gone(kube, f"{CRD_PATH}/mysrvs.{group}")
-    status, body, _ = await kube.get(path)
-    assert status == 404
-    assert body["message"] == "the server could not find the requested resource"
+    assert (await kube.get(path))[:2] == (404, "404 page not found\n")
 
 
 @pytest.mark.embedded_only

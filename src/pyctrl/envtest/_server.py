@@ -106,7 +106,7 @@ class _Negotiated:
 
 
 # Request key of the deprecation warning of a deprecated CRD version.
-_DEPRECATION = "pyctrl.envtest.deprecation"
+_DEPRECATION = web.RequestKey("pyctrl.envtest.deprecation", str)
 
 
 def _page_not_found() -> web.Response:
