@@ -725,7 +725,10 @@ class APIServer:
         return await request.read()
 
     async def _decode_object(self, request: web.Request) -> dict[str, Any]:
-        content_type = (request.content_type or _JSON).lower()
+        # Without a Content-Type the first supported type (JSON) decodes; aiohttp would
+        # report application/octet-stream, which kube-apiserver refuses when sent.
+        sent = "Content-Type" in request.headers
+        content_type = (request.content_type if sent else _JSON).lower()
         raw = await self._read_body(request)
         if content_type in (_JSON, ""):
             try:
