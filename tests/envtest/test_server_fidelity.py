@@ -228,3 +228,28 @@ async def test_custom_resource_without_name_is_422(
             },
         ),
     )
+
+
+async def test_new_finalizer_while_deleting_is_reported_by_both_checks(
+    env: Environment, kube: Kube, ns: str, group: str
+) -> None:
+    """Adding a finalizer to a deleting object fails the common and the strategy check."""
+    await install(env, crd(group))
+    path = f"/apis/{group}/v1/namespaces/{ns}/mysrvs"
+    body = srv(group, "f", port=1)
+    body["metadata"]["finalizers"] = ["example.com/keep"]
+    await kube.create_ok(path, body)
+    status, _, _ = await kube.delete(f"{path}/f")
+    assert status == 200
+    adding = {"metadata": {"finalizers": ["example.com/keep", "example.com/new"]}}
+    status, answer, _ = await kube.patch(f"{path}/f", adding)
+    message = (
+        "Forbidden: no new finalizers can be added if the object is being deleted, found new "
+        'finalizers []string{"example.com/new"}'
+    )
+    cause = {"reason": "FieldValueForbidden", "message": message, "field": "metadata.finalizers"}
+    assert status == 422
+    assert answer["message"] == f'MySrv.{group} "f" is invalid: metadata.finalizers: {message}'
+    assert answer["details"]["causes"] == [cause, cause]
+    status, _, _ = await kube.patch(f"{path}/f", {"metadata": {"finalizers": []}})
+    assert status == 200

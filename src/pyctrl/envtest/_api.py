@@ -949,7 +949,12 @@ class API:
     def _validate(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         causes = _validation.validate_object_meta(rt, obj)
         if old is not None:
-            causes.extend(_validation.validate_meta_update(obj, old))
+            # kube-apiserver checks the metadata update twice: with the common fields
+            # (rest.BeforeUpdate) and again in the strategy's ValidateUpdate; both errors
+            # are reported.
+            meta_update = _validation.validate_meta_update(obj, old)
+            causes.extend(meta_update)
+            causes.extend(meta_update)
         if rt.crd_name:
             if rt.schema is not None:
                 for fc in validate(obj, rt.schema, old=old):
