@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -319,6 +320,92 @@ def _config_keys(obj: dict[str, Any]) -> list[Cause]:
     return causes
 
 
+_IMMUTABLE_SET = "field is immutable when `immutable` is set"
+
+
+def _immutable_data(
+    obj: dict[str, Any], old: dict[str, Any] | None, fields: tuple[str, ...]
+) -> list[Cause]:
+    """``ValidateConfigMapUpdate`` / ``ValidateSecretUpdate``: an immutable object stays so."""
+    if old is None or old.get("immutable") is not True:
+        return []
+    causes: list[Cause] = []
+    if obj.get("immutable") is not True:
+        causes.append(field_forbidden("immutable", _IMMUTABLE_SET))
+    for field in fields:
+        if (obj.get(field) or {}) != (old.get(field) or {}):
+            causes.append(field_forbidden(field, _IMMUTABLE_SET))
+    return causes
+
+
+# ValidateSecret's required data keys by type (the basic-auth and ssh-auth paths are
+# literally "data[%s][key]" in kube-apiserver).
+_SECRET_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "kubernetes.io/dockercfg": (("data", ".dockercfg"),),
+    "kubernetes.io/dockerconfigjson": (("data", ".dockerconfigjson"),),
+    "kubernetes.io/tls": (("data", "tls.crt"), ("data", "tls.key")),
+}
+
+
+def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """``ValidateSecretUpdate`` and ``ValidateSecret``: type, immutability, required keys."""
+    causes: list[Cause] = []
+    kind = obj.get("type") or ""
+    if old is not None and kind != (old.get("type") or ""):
+        causes.append(field_invalid("type", kind, "field is immutable"))
+    causes.extend(_immutable_data(obj, old, ("data",)))
+    causes.extend(_config_keys(obj))
+    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    assert isinstance(data, dict)
+    if kind in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+        ((_, key),) = _SECRET_KEYS[kind]
+        if key not in data:
+            causes.append(field_required(f"data[{key}]"))
+        else:
+            try:
+                decoded = json.loads(base64.b64decode(str(data[key])))
+            except (ValueError, binascii.Error) as exc:
+                causes.append(field_invalid(f"data[{key}]", "<secret contents redacted>", str(exc)))
+            else:
+                if not isinstance(decoded, dict):
+                    causes.append(
+                        field_invalid(
+                            f"data[{key}]",
+                            "<secret contents redacted>",
+                            f"json: cannot unmarshal {_json_kind(decoded)} into Go value of "
+                            "type map[string]interface {}",
+                        )
+                    )
+    elif kind == "kubernetes.io/tls":
+        causes.extend(field_required(f"data[{k}]") for _, k in _SECRET_KEYS[kind] if k not in data)
+    elif kind == "kubernetes.io/basic-auth":
+        if "username" not in data and "password" not in data:
+            causes.append(field_required("data[%s][username]"))
+            causes.append(field_required("data[%s][password]"))
+    elif kind == "kubernetes.io/ssh-auth":
+        if not data.get("ssh-privatekey"):
+            causes.append(field_required("data[%s][ssh-privatekey]"))
+    elif kind == "kubernetes.io/service-account-token":
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if not annotations.get("kubernetes.io/service-account.name"):
+            causes.append(
+                field_required("metadata.annotations[kubernetes.io/service-account.name]")
+            )
+    return causes
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if value is None:
+        return "null"
+    return "number"
+
+
 def base64_problem(obj: dict[str, Any], field: str = "data") -> str:
     """Why a Secret's (or ConfigMap binaryData's) values are not valid base64, or ''."""
     data = obj.get(field)
@@ -399,9 +486,9 @@ def validate_builtin(
     if group == "apps" and kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
         return _workload(obj, old)
     if group == "" and kind == "ConfigMap":
-        return _config_keys(obj)
+        return _immutable_data(obj, old, ("data", "binaryData")) + _config_keys(obj)
     if group == "" and kind == "Secret":
-        return _config_keys(obj)
+        return _secret(obj, old)
     if group == "" and kind == "Service":
         return _service(obj, old)
     if group == "" and kind == "Pod":
