@@ -5,10 +5,6 @@ kube-apiserver's ``SetDefaults_*`` functions fill in, a get returning it, a stri
 writing it back unchanged, a list, and a watch opened at the created resourceVersion that
 reports its deletion), so the suite runs unchanged against a real cluster. The defaults
 asserted are those of k8s.io/kubernetes/pkg/apis/{apps,batch,rbac,admissionregistration}/v1/
-# Built-in kinds: the CRD-only server has none.
-pytestmark = pytest.mark.needs_builtin_kinds
-
-
 defaults.go.
 """
 
@@ -27,6 +23,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from tests.envtest.conftest import Kube
+
+# Built-in kinds: the CRD-only server has none.
+pytestmark = pytest.mark.needs_builtin_kinds
 
 _IMAGE = "registry.example/app:1.0"
 _RBAC = "rbac.authorization.k8s.io"

@@ -301,6 +301,7 @@ async def test_slow_watcher_is_closed_without_blocking_writers() -> None:
         assert body.count(b"\n") <= 5
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_as_partial_object_metadata(kube: Kube, ns: str) -> None:
     """A metadata-only watch sends PartialObjectMetadata objects."""
     path = f"/api/v1/namespaces/{ns}/configmaps"

@@ -453,9 +453,7 @@ def _crd_spec_errors(
                 )
             )
         else:
-            errs += _selectable_fields_errors(
-                internal.selectable, hoisted, "spec.selectableFields"
-            )
+            errs += _selectable_fields_errors(internal.selectable, hoisted, "spec.selectableFields")
     conversion = spec.get("conversion")
     if isinstance(conversion, dict):
         if conversion.get("strategy") != "None" and preserve:
