@@ -15,6 +15,8 @@ This is controller-runtime's ``pkg/builder``::
 with `pyctrl.handler.EnqueueRequestForOwner` (controller owner only); ``watches`` with
 the handler you give, for a type from the shared cache; ``watches_raw_source`` adds any
 `pyctrl.source.Source` (a `pyctrl.source.Channel` of external events) as it is.
+``every(30)`` also reconciles each object every 30 seconds (`pyctrl.timer.Timer`);
+``daemon(fn)`` runs a coroutine per object while it lives (`pyctrl.daemon.Daemon`).
 The controller is named after the lowercase kind unless ``named``; names must be unique
 in a manager.
 
@@ -42,10 +44,16 @@ from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
 from pyctrl.source import Kind, Source
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyctrl.clock import Clock
+    from pyctrl.daemon import Daemon, DaemonFunc
     from pyctrl.manager import Manager
+    from pyctrl.meta import GroupVersionKind
     from pyctrl.predicate import Predicate
+    from pyctrl.reconcile import Request, Result
     from pyctrl.resource import CustomResource
-    from pyctrl.webhook import Defaulter, Validator
+    from pyctrl.webhook import Defaulter, Validator, WebhookOptions
 
 __all__ = [
     "Builder",
@@ -54,6 +62,24 @@ __all__ = [
     "controller_managed_by",
     "webhook_managed_by",
 ]
+
+
+class _AfterOwnWrites:
+    """Waits, before each reconcile, until the cache shows the client's writes of its key.
+
+    So that a reconcile never acts on a state older than the last one it wrote itself
+    (`pyctrl.cache.CacheOptions.read_your_own_writes`). The wait is bounded; it never
+    holds up the watch, only this key's worker.
+    """
+
+    def __init__(self, manager: Manager, type_: type[Any], reconciler: Reconciler) -> None:
+        self._manager, self._type, self._reconciler = manager, type_, reconciler
+
+    async def reconcile(self, request: Request) -> Result | None:
+        await self._manager.cache.wait_for_own_writes(
+            self._type, request.name, request.namespace or None
+        )
+        return await self._reconciler.reconcile(request)
 
 
 @dataclass
@@ -119,6 +145,47 @@ class Builder(Generic[T]):
         self._watches.append(_Watch(None, source, EnqueueRequestForObject(), ()))
         return self
 
+    def every(
+        self,
+        interval: float | None,
+        *,
+        initial_delay: float | None = None,
+        idle: float | None = None,
+        jitter: float = 0.1,
+        when: Callable[[T], bool] | None = None,
+        clock: Clock | None = None,
+    ) -> Self:
+        """Also reconcile each ``for_`` object every ``interval`` seconds (`pyctrl.timer.Timer`)."""
+        from pyctrl.timer import Timer
+
+        return self.watches_raw_source(
+            Timer(
+                self.manager.cache,
+                self._for_type("every()"),
+                interval,
+                initial_delay=initial_delay,
+                idle=idle,
+                jitter=jitter,
+                when=when,
+                clock=clock,
+            )
+        )
+
+    def daemon(
+        self, daemon: Daemon | DaemonFunc, *, when: Callable[[T], bool] | None = None
+    ) -> Self:
+        """Run a daemon per ``for_`` object (a `pyctrl.daemon.Daemon`, or its function)."""
+        from pyctrl.daemon import Daemon
+
+        if not isinstance(daemon, Daemon):
+            daemon = Daemon(self.manager.cache, self._for_type("daemon()"), daemon, when=when)
+        return self.watches_raw_source(daemon)
+
+    def _for_type(self, caller: str) -> type[Any]:
+        if self._for is None or self._for.type_ is None:
+            raise ValueError(f"call for_() before {caller}")
+        return self._for.type_
+
     def with_event_filter(self, predicate: Predicate) -> Self:
         """Apply ``predicate`` to every watch of the controller."""
         self._filters.append(predicate)
@@ -165,6 +232,12 @@ class Builder(Generic[T]):
                 f"{type(reconciler).__name__} has neither reconcile(request) "
                 "nor reconcile_object(obj)"
             )
+        if (
+            self._for is not None
+            and self._for.type_ is not None
+            and self.manager.cache.options.read_your_own_writes
+        ):
+            reconciler = _AfterOwnWrites(self.manager, self._for.type_, reconciler)
         controller = Controller(name, reconciler, options=self._options, kind=kind)
         for watch in [*([self._for] if self._for else []), *self._watches]:
             controller.watch(self._source(watch))
@@ -179,27 +252,50 @@ def controller_managed_by(manager: Manager) -> Builder[Any]:
 
 @dataclass
 class WebhookBuilder:
-    """Registers a type's admission and conversion webhooks on the manager's server."""
+    """Registers a type's admission and conversion webhooks on the manager's server.
+
+    The type is a custom resource class, a built-in kind's kubernetes-asyncio model
+    (``V1Pod``) or `pyctrl.resource.Unstructured` with its GroupVersionKind.
+    """
 
     manager: Manager
-    _type: type[CustomResource] | None = None
+    _type: type[Any] | None = None
+    _gvk: GroupVersionKind | None = None
     _defaulter: Defaulter[Any] | None = None
     _validator: Validator[Any] | None = None
+    _defaulter_options: WebhookOptions | None = None
+    _validator_options: WebhookOptions | None = None
+    _defaulter_path: str | None = None
+    _validator_path: str | None = None
     _spokes: list[type[CustomResource]] | None = None
 
-    def for_(self, type_: type[CustomResource]) -> Self:
-        """The custom resource type (for conversion: the hub version)."""
-        self._type = type_
+    def for_(self, type_: type[Any], gvk: GroupVersionKind | None = None) -> Self:
+        """The type (for conversion: the hub version); ``gvk`` for `Unstructured`."""
+        self._type, self._gvk = type_, gvk
         return self
 
-    def with_defaulter(self, defaulter: Defaulter[Any]) -> Self:
-        """Serve a defaulting (mutating) webhook."""
-        self._defaulter = defaulter
+    def with_defaulter(
+        self, defaulter: Defaulter[Any], options: WebhookOptions | None = None
+    ) -> Self:
+        """Serve a defaulting (mutating) webhook, configured by ``options``."""
+        self._defaulter, self._defaulter_options = defaulter, options
         return self
 
-    def with_validator(self, validator: Validator[Any]) -> Self:
-        """Serve a validating webhook."""
-        self._validator = validator
+    def with_validator(
+        self, validator: Validator[Any], options: WebhookOptions | None = None
+    ) -> Self:
+        """Serve a validating webhook, configured by ``options``."""
+        self._validator, self._validator_options = validator, options
+        return self
+
+    def with_defaulter_custom_path(self, path: str) -> Self:
+        """Serve the defaulting webhook at ``path`` instead of ``/mutate-...``."""
+        self._defaulter_path = path
+        return self
+
+    def with_validator_custom_path(self, path: str) -> Self:
+        """Serve the validating webhook at ``path`` instead of ``/validate-...``."""
+        self._validator_path = path
         return self
 
     def with_conversion(self, *spokes: type[CustomResource]) -> Self:
@@ -217,9 +313,27 @@ class WebhookBuilder:
         server = self.manager.webhook_server
         paths = []
         if self._defaulter is not None:
-            paths.append(register_defaulter(server, self._type, self._defaulter))
+            paths.append(
+                register_defaulter(
+                    server,
+                    self._type,
+                    self._defaulter,
+                    gvk=self._gvk,
+                    path=self._defaulter_path,
+                    options=self._defaulter_options,
+                )
+            )
         if self._validator is not None:
-            paths.append(register_validator(server, self._type, self._validator))
+            paths.append(
+                register_validator(
+                    server,
+                    self._type,
+                    self._validator,
+                    gvk=self._gvk,
+                    path=self._validator_path,
+                    options=self._validator_options,
+                )
+            )
         if self._spokes is not None:
             paths.append(register_conversion(server, self._type, self._spokes))
         if not paths:

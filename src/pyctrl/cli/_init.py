@@ -17,9 +17,7 @@ from __future__ import annotations
 import importlib.resources
 import importlib.util
 import keyword
-import os
 import re
-import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,12 +26,15 @@ import click
 
 import pyctrl
 from pyctrl.cli._common import CliError, reports_errors
+from pyctrl.cli._project import API, Resource
+from pyctrl.cli._project import FILE as PROJECT_FILE
+from pyctrl.cli._project import Project as ProjectRecord
+from pyctrl.cli._scaffold import regenerate_manifests, render
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _VERSION = re.compile(r"^v[1-9]\d*((alpha|beta)[1-9]\d*)?$")
-_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # Names the generated modules import or define: a Kind called like one would shadow it.
 _RESERVED_KINDS = frozenset(
     {
@@ -187,24 +188,41 @@ def files(values: Project) -> dict[str, str]:
         f"{package}/controller.py": "controller.py.tmpl",
         f"{package}/__main__.py": "main.py.tmpl",
         f"{package}/py.typed": None,
-        "tests/test_controller.py": "test_controller.py.tmpl",
+        # The first kind's test is the one `pyctrl create api` writes for later kinds.
+        "tests/test_controller.py": "create/test_controller.py.tmpl",
         "tests/test_manifests.py": "test_manifests.py.tmpl",
         f"config/samples/{values.group}_{values.version}_{values.singular}.yaml": (
             "sample.yaml.tmpl"
         ),
     }
-    return {path: render(template, values) if template else "" for path, template in layout.items()}
+    fields = {
+        **asdict(values),
+        "class_name": values.kind,
+        "api_module": f"{package}.api",
+        "namespace_keyword": ', namespace="default"',
+        "namespace_value": '"default"',
+    }
+    return {path: render(template, fields) if template else "" for path, template in layout.items()}
 
 
-def render(template: str, values: Project) -> str:
-    """Fill ``{{placeholders}}`` of a template file with ``values``."""
-    text = importlib.resources.files("pyctrl.cli").joinpath("templates", template).read_text()
-    fields = asdict(values)
-
-    def replace(match: re.Match[str]) -> str:
-        return str(fields[match.group(1)])
-
-    return _PLACEHOLDER.sub(replace, text)
+def record(values: Project) -> ProjectRecord:
+    """The ``PROJECT`` file of a new project: its one kind, with a controller."""
+    resource = Resource(
+        group=values.group,
+        domain=values.domain,
+        version=values.version,
+        kind=values.kind,
+        plural=values.plural,
+        api=API(namespaced=True, module=f"{values.package}.api", class_name=values.kind),
+        controller=True,
+        controller_module=f"{values.package}.controller",
+    )
+    return ProjectRecord(
+        domain=values.domain,
+        project_name=values.name,
+        package=values.package,
+        resources=[resource],
+    )
 
 
 def _check_directory(directory: Path, force: bool) -> None:
@@ -231,37 +249,6 @@ def write(directory: Path, contents: dict[str, str]) -> None:
             path.write_text(text)
         except OSError as exc:
             raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
-
-
-def generate_manifests(directory: Path, values: Project) -> None:
-    """Run ``pyctrl generate`` in the new project, with this interpreter and this pyctrl."""
-    source = str(Path(pyctrl.__file__).resolve().parent.parent)
-    paths = [str(directory.resolve()), source, os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-    command = [
-        sys.executable,
-        "-m",
-        "pyctrl.cli",
-        "generate",
-        f"{values.package}.__main__:operator",
-        "--out",
-        "config",
-    ]
-    try:
-        done = subprocess.run(
-            command,
-            cwd=directory,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CliError(f"generating the manifests failed: {exc}") from exc
-    if done.returncode != 0:
-        detail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-        raise CliError(f"generating the manifests of the new project failed: {detail[0]}")
 
 
 @click.command("init")
@@ -307,8 +294,9 @@ def init(
     )
     _check_directory(directory, force)
     contents = files(values)
+    contents[PROJECT_FILE] = record(values).to_yaml()
     write(directory, contents)
-    generate_manifests(directory, values)
+    regenerate_manifests(directory, values.package)
     click.echo(
         f"Created the {values.name} operator in {directory}: "
         f"{values.kind} ({values.api_group}/{values.version}) in {values.package}/.\n"
