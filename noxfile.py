@@ -138,7 +138,7 @@ def realserver(session: nox.Session) -> None:
     if cached and found.returncode == 3:
         session.warn(
             "NOT RUN: no cached build of the real CRD-only API server; build it once with "
-            "`nox -s realserver` (about 15 minutes cold on 2 cores)"
+            "`nox -s realserver` (about 20 minutes cold on 2 shared cores)"
         )
         return
     if found.returncode != 0:
