@@ -12,7 +12,7 @@ import pathlib
 import sys
 import time
 
-BENCHMARKS = ["workqueue", "apiserver", "cache", "controllers"]
+BENCHMARKS = ["workqueue", "apiserver", "cache", "controllers", "provenance"]
 
 
 def main(argv: list[str]) -> int:

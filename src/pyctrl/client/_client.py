@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
 
 import orjson
 
+from pyctrl import tracing
 from pyctrl.client._mapper import RESTMapper, RESTMapping
 from pyctrl.client._patch import (
     Apply,
@@ -18,6 +19,7 @@ from pyctrl.client._patch import (
 )
 from pyctrl.client._reader import ObjectList, Reader, WriteObserver
 from pyctrl.client._rest import RESTClient
+from pyctrl.errors import APIError
 from pyctrl.labels import Selector
 from pyctrl.labels import parse as parse_labels
 from pyctrl.resource import PartialObjectMetadata, Unstructured, accessor
@@ -250,17 +252,43 @@ class _API:
         body: bytes | None = None,
         content_type: str | None = None,
         accept: str = _JSON,
+        gvk: GroupVersionKind | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
     ) -> Any:
-        response = await self.rest.request(
-            method,
-            path,
-            query=query,
-            body=body,
-            content_type=content_type,
-            accept=accept,
-            timeout=self.timeout,
-        )
-        return response.json()
+        tracer = tracing.tracer()
+        if tracer is None:
+            response = await self.rest.request(
+                method,
+                path,
+                query=query,
+                body=body,
+                content_type=content_type,
+                accept=accept,
+                timeout=self.timeout,
+            )
+            return response.json()
+        with tracing.client_span(tracer, method, gvk, namespace, name) as span:
+            try:
+                response = await self.rest.request(
+                    method,
+                    path,
+                    query=query,
+                    body=body,
+                    content_type=content_type,
+                    accept=accept,
+                    timeout=self.timeout,
+                )
+            except APIError as exc:
+                tracing.set_status_code(span, exc.code)
+                raise
+            tracing.set_status_code(span, response.status)
+            data = response.json()
+            version = isinstance(data, dict) and (data.get("metadata") or {}).get("resourceVersion")
+            if version:
+                # The resourceVersion written: the watch event it causes carries the same.
+                span.set_attribute("k8s.resource_version", version)
+            return data
 
     async def write(
         self,
@@ -276,9 +304,13 @@ class _API:
     ) -> Any:
         gvk, path = await self.object_path(obj, what, subresource)
         payload = obj if body is None else body
+        meta = accessor(obj)
         data = await self.send(
             method,
             path,
+            gvk=gvk,
+            namespace=meta.namespace,
+            name=meta.name,
             query=self.write_query(dry_run=dry_run, field_manager=field_manager),
             body=orjson.dumps(self.scheme.to_dict(payload)),
             content_type=_JSON,
@@ -316,9 +348,13 @@ class _API:
                     "server-side apply needs a field manager: pass field_manager=... "
                     "or create the Client with field_owner=..."
                 )
+        meta = accessor(obj)
         data = await self.send(
             "PATCH",
             path,
+            gvk=gvk,
+            namespace=meta.namespace,
+            name=meta.name,
             query=self.write_query(dry_run=dry_run, field_manager=field_manager, force=force),
             body=patch.data(target, self.scheme),
             content_type=patch.content_type,
@@ -345,6 +381,9 @@ class _API:
         data = await self.send(
             "GET",
             RESTMapper.path(mapping, ns, name),
+            gvk=kind,
+            namespace=ns,
+            name=name,
             accept=_METADATA_ACCEPT if _is_metadata(type_) else _JSON,
         )
         return self.decode(data, type_, kind)
@@ -383,6 +422,8 @@ class _API:
         data = await self.send(
             "GET",
             RESTMapper.path(mapping, ns),
+            gvk=kind,
+            namespace=ns,
             query=query,
             accept=_METADATA_LIST_ACCEPT if _is_metadata(type_) else _JSON,
         )
@@ -798,6 +839,9 @@ class Client:
         data = await self._api.send(
             "POST",
             RESTMapper.path(mapping, namespace),
+            gvk=gvk,
+            namespace=namespace,
+            name=meta.name,
             query=self._api.write_query(dry_run=dry_run, field_manager=field_manager),
             body=orjson.dumps(self._api.scheme.to_dict(obj)),
             content_type=_JSON,
@@ -887,9 +931,13 @@ class Client:
             dry_run=dry_run,
         )
         gvk, path = await self._api.object_path(obj, "delete")
+        meta = accessor(obj)
         data = await self._api.send(
             "DELETE",
             path,
+            gvk=gvk,
+            namespace=meta.namespace,
+            name=meta.name,
             query={"dryRun": "All"} if dry_run else None,
             body=body,
             content_type=_JSON,
@@ -932,7 +980,13 @@ class Client:
             dry_run=dry_run,
         )
         await self._api.send(
-            "DELETE", RESTMapper.path(mapping, ns), query=query, body=body, content_type=_JSON
+            "DELETE",
+            RESTMapper.path(mapping, ns),
+            query=query,
+            body=body,
+            content_type=_JSON,
+            gvk=kind,
+            namespace=ns,
         )
 
     def status(self) -> SubResourceClient:
