@@ -72,8 +72,8 @@ from pyctrl.envtest._selectors import (
     selector_from_object,
 )
 from pyctrl.envtest._store import (
-    AlreadyExistsError,
-    NotFoundError,
+    KeyExistsError,
+    KeyNotFoundError,
     RVMismatchError,
     Store,
     StoreEvent,
@@ -1045,7 +1045,7 @@ class API:
             stored = await self._internal(rt, candidate)
             try:
                 event = self.store.create(rt.storage_key, stored)
-            except AlreadyExistsError:
+            except KeyExistsError:
                 raise already_exists(rt.group, rt.plural, name) from None
             if self.crds is not None and rt.storage_key == CRDS:
                 self.crds.reconcile(name)
@@ -1583,7 +1583,7 @@ class API:
             return stored_new
         try:
             event = self.store.update(key, stored_new, meta.get("resourceVersion") or "")
-        except (NotFoundError, RVMismatchError):
+        except (KeyNotFoundError, RVMismatchError):
             raise conflict(rt.group, rt.plural, meta.get("name", "")) from None
         return event.obj
 
@@ -1925,7 +1925,7 @@ class API:
             return stored if rt.return_deleted_object else self._status_success(rt, stored), True
         try:
             event = self.store.delete(key, ns_key, name)
-        except NotFoundError:
+        except KeyNotFoundError:
             raise not_found(rt.group, rt.plural, name) from None
         return self._finalize_delete(rt, event.obj), True
 

@@ -70,12 +70,15 @@ class StoreEvent:
         self.cache: dict[Any, bytes] = {}
 
 
-class AlreadyExistsError(Exception):
-    """create() of a key that exists."""
+class KeyExistsError(Exception):
+    """create() of a key that exists (apiserver storage's ``KeyExists``).
+
+    Named apart from `pyctrl.errors.AlreadyExistsError`, the API error the server answers with.
+    """
 
 
-class NotFoundError(Exception):
-    """update()/delete() of a key that does not exist."""
+class KeyNotFoundError(Exception):
+    """update()/delete() of a key that does not exist (storage's ``KeyNotFound``)."""
 
 
 class RVMismatchError(Exception):
@@ -196,13 +199,13 @@ class Store:
         return self.rv
 
     def create(self, key: StorageKey, obj: dict[str, Any]) -> StoreEvent:
-        """Store a new object; sets its resourceVersion. Raises AlreadyExistsError."""
+        """Store a new object; sets its resourceVersion. Raises KeyExistsError."""
         meta = _meta(obj)
         ns = meta.get("namespace") or ""
         name = meta["name"]
         objs = self._objects.setdefault(key, {}).setdefault(ns, {})
         if name in objs:
-            raise AlreadyExistsError(name)
+            raise KeyExistsError(name)
         _check_size(obj)
         rv = self._next_rv()
         meta["resourceVersion"] = str(rv)
@@ -221,7 +224,7 @@ class Store:
         objs = self._objects.get(key, {}).get(ns, {})
         prev = objs.get(name)
         if prev is None:
-            raise NotFoundError(name)
+            raise KeyNotFoundError(name)
         if _meta(prev).get("resourceVersion") != expected_rv:
             raise RVMismatchError(name)
         _check_size(obj)
@@ -240,7 +243,7 @@ class Store:
         objs = self._objects.get(key, {}).get(namespace, {})
         prev = objs.get(name)
         if prev is None:
-            raise NotFoundError(name)
+            raise KeyNotFoundError(name)
         if expected_rv is not None and _meta(prev).get("resourceVersion") != expected_rv:
             raise RVMismatchError(name)
         rv = self._next_rv()
