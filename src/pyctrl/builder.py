@@ -18,6 +18,11 @@ the handler you give, for a type from the shared cache; ``watches_raw_source`` a
 The controller is named after the lowercase kind unless ``named``; names must be unique
 in a manager.
 
+On a sharded manager (``Options(sharding=...)``) the built controller runs on every replica
+and reconciles only the ``for_`` objects in this replica's slots: the type's informer is
+sharded, each key is admitted by the slot elector, and ``owns`` watches pass only events
+whose controller owner is in a held slot.
+
 A reconciler is either a `pyctrl.reconcile.Reconciler` (``reconcile(request)``) or an
 `ObjectReconciler`, which kube-rs users will recognise: ``reconcile_object(obj)`` is
 handed the cached object of the ``for_`` type (a fresh copy); requests for objects that
@@ -30,7 +35,7 @@ server, under controller-runtime's paths.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
 from pyctrl.controller import Controller, Options
@@ -43,6 +48,7 @@ if TYPE_CHECKING:
     from pyctrl.manager import Manager
     from pyctrl.predicate import Predicate
     from pyctrl.resource import CustomResource
+    from pyctrl.shardelection import ShardGate
     from pyctrl.webhook import Defaulter, Validator
 
 __all__ = [
@@ -148,6 +154,18 @@ class Builder:
         self._name = name
         return self
 
+    def _shard(self) -> ShardGate | None:
+        """With a sharded manager: shard the ``for_`` type, filter owned objects by owner."""
+        shards = self.manager.shards
+        if shards is None or self._for is None or self._for.type_ is None:
+            return None
+        self.manager.cache.shard(self._for.type_, shards.assignment)
+        owner_filter = shards.owner_filter()
+        for watch in self._watches:
+            if isinstance(watch.handler, EnqueueRequestForOwner):
+                watch.predicates = (*watch.predicates, owner_filter)
+        return shards.gate_for(self.manager.cache.get_informer(self._for.type_))
+
     def _source(self, watch: _Watch) -> Source:
         if watch.source is not None:
             return watch.source
@@ -179,7 +197,12 @@ class Builder:
                 f"{type(reconciler).__name__} has neither reconcile(request) "
                 "nor reconcile_object(obj)"
             )
-        controller = Controller(name, reconciler, options=self._options, kind=kind)
+        gate = self._shard()
+        options = self._options
+        if gate is not None:
+            # Sharded controllers are active on every replica, not only on a leader.
+            options = replace(options or Options(), need_leader_election=False)
+        controller = Controller(name, reconciler, options=options, kind=kind, gate=gate)
         for watch in [*([self._for] if self._for else []), *self._watches]:
             controller.watch(self._source(watch))
         self.manager.add(controller)

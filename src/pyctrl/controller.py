@@ -35,7 +35,7 @@ import contextvars
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl import metrics
 from pyctrl.clock import Clock, RealClock
@@ -45,7 +45,10 @@ from pyctrl.reconcile import Reconciler, Request, Result
 from pyctrl.source import Source, SyncingSource
 from pyctrl.workqueue import RateLimiter, ShutDownError, WorkQueue
 
-__all__ = ["Controller", "Options"]
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+
+__all__ = ["Controller", "Options", "ReconcileGate"]
 
 _log = get_logger("pyctrl.controller")
 _EXPECTED_ERRORS = (PyctrlError, OSError, TimeoutError)
@@ -94,6 +97,23 @@ class Options:
             )
 
 
+class ReconcileGate(Protocol):
+    """Decides which keys this process may reconcile now (sharding: `pyctrl.shardelection`).
+
+    The controller asks `admits` before each reconcile; a key not admitted is forgotten
+    (another replica reconciles it). The reconcile runs inside `fence`, which may cancel it
+    (raising) when the right to reconcile the key ends meanwhile.
+    """
+
+    def admits(self, request: Request) -> bool:
+        """Whether ``request`` may be reconciled here now."""
+        ...
+
+    def fence(self, request: Request) -> AbstractAsyncContextManager[None]:
+        """Bound a reconcile of ``request`` by the right to reconcile it."""
+        ...
+
+
 @dataclass
 class _State:
     started: bool = False
@@ -111,6 +131,7 @@ class Controller:
         options: See `Options`.
         kind: The kind reconciled, for the log context.
         clock: Time source for the queue (tests pass a FakeClock).
+        gate: Decides which keys this replica reconciles (sharding); None for all.
     """
 
     def __init__(
@@ -121,8 +142,11 @@ class Controller:
         options: Options | None = None,
         kind: str = "",
         clock: Clock | None = None,
+        gate: ReconcileGate | None = None,
     ) -> None:
         self.name = name
+        self.gate = gate
+        """Admits keys (sharded controllers); None admits every key."""
         self.reconciler = reconciler
         self.options = options or Options()
         self.kind = kind
@@ -253,7 +277,10 @@ class Controller:
             except ShutDownError:
                 return
             try:
-                await self._reconcile(request)
+                if self.gate is None or self.gate.admits(request):
+                    await self._reconcile(request)
+                else:
+                    self.queue.forget(request)  # another replica's key
             finally:
                 self.queue.done(request)
 
@@ -298,7 +325,11 @@ class Controller:
     async def _call(self, request: Request) -> Result:
         timeout = self.options.reconcile_timeout
         async with asyncio.timeout(timeout):
-            result: Any = await self.reconciler.reconcile(request)
+            if self.gate is None:
+                result: Any = await self.reconciler.reconcile(request)
+            else:
+                async with self.gate.fence(request):
+                    result = await self.reconciler.reconcile(request)
         if result is None:
             return Result()
         if not isinstance(result, Result):

@@ -30,6 +30,10 @@ caller may modify. Objects are stored compactly: their JSON encoding after a tra
 into the requested type on each read. `CacheOptions` and `ByObject` choose namespaces,
 label and field selectors, transforms, metadata-only types and resync periods;
 `Cache.index_field` adds field indexes for ``list(..., fields={...})``.
+
+`Cache.shard` makes a type's informers sharded (KEP-5866): they cache only the objects
+in the slots a `pyctrl.sharding.SlotAssignment` holds, asking the API server for those
+alone through ``shardSelector`` and filtering by themselves when it ignores it.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from pyctrl.cache._informer import (
     ResourceEventHandlerFuncs,
 )
 from pyctrl.cache._options import ByObject, CacheOptions, Transform, strip_managed_fields
+from pyctrl.cache._sharded import ShardsChangedError, cached_uid
 
 __all__ = [
     "BackoffPolicy",
@@ -58,6 +63,8 @@ __all__ = [
     "InformerStatus",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
+    "ShardsChangedError",
     "Transform",
+    "cached_uid",
     "strip_managed_fields",
 ]

@@ -21,6 +21,7 @@ from pyctrl.cache._options import (
     field_selector_string,
     selector_string,
 )
+from pyctrl.cache._sharded import UID_INDEX, ShardedSource, shard_objects
 from pyctrl.cache._store import Key, to_type
 from pyctrl.client import ObjectList, RESTClient, RESTMapper
 from pyctrl.clock import RealClock
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from pyctrl.clock import Clock
+    from pyctrl.sharding import SlotAssignment
 
 __all__ = ["Cache"]
 
@@ -43,6 +45,11 @@ T = TypeVar("T")
 
 _log = get_logger("pyctrl.cache")
 _UNTYPED: tuple[type[Any], ...] = (Unstructured, PartialObjectMetadata, dict)
+
+
+def _uid_of(obj: dict[str, Any]) -> list[str]:
+    uid = (obj.get("metadata") or {}).get("uid")
+    return [uid] if uid else []
 
 
 class Cache:
@@ -89,6 +96,7 @@ class Cache:
         }
         self._metadata_only = {self._gvk_of(key) for key in self.options.metadata_only}
         self._informers: dict[tuple[GroupVersionKind, bool], SharedInformer] = {}
+        self._shards: dict[GroupVersionKind, SlotAssignment] = {}
         self._sources: dict[tuple[GroupVersionKind, bool], RESTSource] = {}
         self._tg: asyncio.TaskGroup | None = None
         self._started = asyncio.Event()
@@ -237,13 +245,16 @@ class Cache:
             return shared
         options = self.options
         by_type = self._by_type.get(gvk) or ByObject()
-        source = RESTSource(
-            self._rest,
-            self._mapper,
-            gvk,
-            label_selector=selector_string(by_type.labels),
-            field_selector=field_selector_string(by_type.fields),
-            metadata_only=metadata_only,
+        source_args: dict[str, Any] = {
+            "label_selector": selector_string(by_type.labels),
+            "field_selector": field_selector_string(by_type.fields),
+            "metadata_only": metadata_only,
+        }
+        assignment = self._shards.get(gvk)
+        source = (
+            RESTSource(self._rest, self._mapper, gvk, **source_args)
+            if assignment is None
+            else ShardedSource(self._rest, self._mapper, gvk, assignment=assignment, **source_args)
         )
         config = InformerConfig(
             namespaces=tuple(
@@ -266,11 +277,34 @@ class Cache:
             clock=self._clock,
             random=self._random,
         )
+        if assignment is not None:
+            shared.add_index(UID_INDEX, _uid_of)
+            shard_objects.labels(shared.description).set_function(lambda: len(shared.store))
         self._informers[key] = shared
         self._sources[key] = source
         if self._tg is not None:
             self._run(shared)
         return shared
+
+    def shard(self, type_: type[Any] | GroupVersionKind, assignment: SlotAssignment) -> None:
+        """Cache only the objects of ``type_`` in ``assignment``'s slots (KEP-5866).
+
+        The type's informers list and watch with the ``shardSelector`` of the slots held,
+        and list again whenever they change; a server that ignores the selector is
+        filtered for here. `pyctrl.shardelection` calls it for a sharded controller's type.
+
+        Raises:
+            RuntimeError: an informer for the type exists already (unsharded).
+        """
+        gvk = self._gvk_of(type_)
+        if self._shards.get(gvk) is assignment:
+            return
+        if any(key[0] == gvk for key in self._informers):
+            raise RuntimeError(
+                f"Cache.shard({gvk.kind}): an informer for it exists already; "
+                "shard a type before anything reads or watches it"
+            )
+        self._shards[gvk] = assignment
 
     def get_informer(
         self,

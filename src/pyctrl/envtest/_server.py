@@ -68,6 +68,8 @@ from pyctrl.envtest._selectors import (
 from pyctrl.envtest._store import Store, TooOld
 from pyctrl.envtest._table import partial_metadata, to_table
 from pyctrl.envtest._watch import Watcher, WatchHub, encode_event
+from pyctrl.sharding import ShardSelector, ShardSelectorError
+from pyctrl.sharding import parse as parse_shard_selector
 
 if TYPE_CHECKING:
     import ssl
@@ -289,6 +291,10 @@ class APIServer:
         self.port = port
         self.bookmark_interval = bookmark_interval
         self.watch_queue_size = watch_queue_size
+        self.sharded_list_and_watch = True
+        """The ``ShardedListAndWatch`` feature gate (KEP-5866): on, lists and watches honour
+        ``shardSelector`` and lists echo it in ``metadata.shardInfo``; off, the parameter is
+        ignored, as a server before Kubernetes 1.36 (or with the gate off) does."""
         self.registry = Registry(builtin_types())
         self.store = Store(history_size)
         self.hub = WatchHub()
@@ -787,6 +793,16 @@ class APIServer:
         self.api.check_field_selector(rt, fields)
         return labels, fields
 
+    def _shard_selector(self, request: web.Request) -> tuple[ShardSelector | None, str]:
+        """The request's ``shardSelector`` (KEP-5866), parsed; None when absent or gated off."""
+        text = request.query.get("shardSelector", "")
+        if not text or not self.sharded_list_and_watch:
+            return None, ""
+        try:
+            return parse_shard_selector(text), text
+        except ShardSelectorError as exc:
+            raise bad_request(f"invalid shard selector: {exc}") from None
+
     @staticmethod
     def _list_option_errors(request: web.Request, *, watch: bool) -> None:
         query = request.query
@@ -867,6 +883,7 @@ class APIServer:
         neg = negotiate(request.headers.get("Accept", ""), allow_transform=True)
         self._list_option_errors(request, watch=False)
         labels, fields = self._selectors(request, rt)
+        shard, shard_text = self._shard_selector(request)
         limit = self._int_param(request, "limit") or 0
         result = self.api.list_stored(
             rt,
@@ -878,6 +895,10 @@ class APIServer:
             resource_version=request.query.get("resourceVersion", ""),
             resource_version_match=request.query.get("resourceVersionMatch", ""),
         )
+        if shard is not None:
+            result.items = [o for o in result.items if shard.matches(o)]
+            result.meta.pop("remainingItemCount", None)
+            result.meta["shardInfo"] = {"selector": shard_text}
         items = await self.api.external_many(rt, result.items)
         if neg.kind == "table":
             include = request.query.get("includeObject", "Metadata")
@@ -938,6 +959,7 @@ class APIServer:
             neg = _Negotiated("json")
         self._list_option_errors(request, watch=True)
         labels, fields = self._selectors(request, rt)
+        shard, shard_text = self._shard_selector(request)
         if name is not None:
             fields = FieldSelector(
                 (*fields.requirements, *parse_field_selector(f"metadata.name={name}").requirements)
@@ -962,6 +984,7 @@ class APIServer:
             view=view,
             max_queue=self.watch_queue_size,
             render_first=view.render_first if isinstance(view, _TableView) else None,
+            shard=shard.matches if shard is not None else None,
         )
         # Registration and the initial events happen with no await in between, so no change
         # committed meanwhile can be missed or delivered twice.
@@ -998,6 +1021,7 @@ class APIServer:
                         {
                             "resourceVersion": str(initial_end_rv),
                             "annotations": {"k8s.io/initial-events-end": "true"},
+                            **({"shardInfo": {"selector": shard_text}} if shard else {}),
                         }
                     ),
                 )
