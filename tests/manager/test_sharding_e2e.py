@@ -1,0 +1,218 @@
+"""Sharded controllers: several managers split a ring's slots and its objects between them.
+
+Every reconcile goes through one `Ledger`, which notes a key reconciled by two replicas
+in overlapping intervals; "hot" objects requeue themselves every few milliseconds so that
+reconciles are in flight whenever slots move.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from pyctrl.builder import controller_managed_by
+from pyctrl.controller import Options as ControllerOptions
+from pyctrl.manager import Manager
+from pyctrl.meta import ObjectMeta
+from pyctrl.reconcile import Request, Result
+from pyctrl.sharding import hash_field, slot_of
+from pyctrl.shardelection import ShardingOptions
+
+from .conftest import Widget, options
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyctrl.envtest import Environment
+
+SLOTS = 12
+LEASE, RENEW, RETRY = 2.5, 2.0, 0.4
+# A crashed replica's last renewal is seen up to one (jittered) retry period after it was
+# written, and its Leases expire lease_duration after that; the slack covers the HTTP
+# round trips and scheduling on a loaded machine.
+TAKEOVER_BOUND = LEASE + RETRY * 1.2 + 1.0
+HOT = 60
+
+
+@dataclass
+class Ledger:
+    """Every reconcile of every replica, and any key reconciled by two at once."""
+
+    runs: dict[Request, list[str]] = field(default_factory=dict)
+    active: dict[Request, str] = field(default_factory=dict)
+    overlaps: list[tuple[Request, str, str]] = field(default_factory=list)
+
+
+class Instrumented:
+    """Notes when each reconcile starts and ends, and who else was on the key meanwhile."""
+
+    def __init__(self, name: str, ledger: Ledger) -> None:
+        self.name, self.ledger = name, ledger
+
+    async def reconcile(self, request: Request) -> Result:
+        ledger = self.ledger
+        other = ledger.active.get(request)
+        if other is not None:
+            ledger.overlaps.append((request, other, self.name))
+        ledger.active[request] = self.name
+        try:
+            await asyncio.sleep(0.003)  # the simulated work: a window where overlaps show
+        finally:
+            del ledger.active[request]
+        ledger.runs.setdefault(request, []).append(self.name)
+        hot = int(request.name[1:]) < HOT
+        return Result(requeue_after=0.1) if hot else Result()
+
+
+def replica(env: Environment, name: str, ledger: Ledger, *, release: bool = True) -> Manager:
+    """A manager in the ``widgets`` ring with an instrumented Widget controller."""
+    manager = Manager(
+        env.config,
+        options(
+            sharding=ShardingOptions(
+                name="widgets",
+                namespace="default",
+                slots=SLOTS,
+                lease_duration=LEASE,
+                renew_deadline=RENEW,
+                retry_period=RETRY,
+                identity=name,
+                release_on_cancel=release,
+            )
+        ),
+    )
+    controller_managed_by(manager).for_(Widget).with_options(
+        ControllerOptions(max_concurrent_reconciles=4, cache_sync_timeout=20)
+    ).complete(Instrumented(name, ledger))
+    return manager
+
+
+def held(manager: Manager) -> frozenset[int]:
+    """The slots a manager works on now."""
+    assert manager.shards is not None
+    return manager.shards.held()
+
+
+async def until(check: Callable[[], bool], timeout: float = 45.0) -> None:
+    """Wait until ``check()`` holds (the state is in several managers of this process)."""
+    async with asyncio.timeout(timeout):
+        while not check():  # noqa: ASYNC110 - no single event to wait on
+            await asyncio.sleep(0.02)
+
+
+def split_evenly(managers: list[Manager]) -> Callable[[], bool]:
+    """Every slot held, each replica holding its fair share."""
+
+    def check() -> bool:
+        sets = [held(m) for m in managers]
+        low, high = SLOTS // len(managers), -(-SLOTS // len(managers))
+        return len(frozenset().union(*sets)) == SLOTS and all(low <= len(s) <= high for s in sets)
+
+    return check
+
+
+async def create_widgets(manager: Manager, count: int) -> dict[Request, int]:
+    """Create ``count`` Widgets; return the slot of each one's request."""
+    limit = asyncio.Semaphore(32)
+    slots: dict[Request, int] = {}
+
+    async def create(i: int) -> None:
+        async with limit:
+            made = await manager.client.create(
+                Widget(metadata=ObjectMeta(name=f"w{i:05d}", namespace="default"))
+            )
+        slots[Request("default", made.metadata.name)] = slot_of(
+            hash_field(made.metadata.uid), SLOTS
+        )
+
+    await asyncio.gather(*(create(i) for i in range(count)))
+    return slots
+
+
+def owners(managers: dict[str, Manager]) -> dict[int, str]:
+    """Which replica holds each slot now."""
+    return {slot: name for name, m in managers.items() for slot in held(m)}
+
+
+async def test_three_replicas_split_the_slots_and_reconcile_each_object_once(
+    env: Environment,
+) -> None:
+    """3 managers over 3,000 objects: an even split, and each object reconciled by one."""
+    ledger = Ledger()
+    managers = {f"r{i}": replica(env, f"r{i}", ledger) for i in range(3)}
+    async with asyncio.TaskGroup() as tg:
+        tasks = [tg.create_task(m.start()) for m in managers.values()]
+        await until(split_evenly(list(managers.values())))
+        slots = await create_widgets(managers["r0"], 3000)
+        await until(lambda: len(ledger.runs) == 3000)
+        holder = owners(managers)
+        assert sorted(len(held(m)) for m in managers.values()) == [4, 4, 4]
+        for request, who in ledger.runs.items():
+            assert set(who) == {holder[slots[request]]}, request
+        assert not ledger.overlaps
+        for task in tasks:
+            task.cancel()
+
+
+async def test_a_crashed_replicas_slots_and_objects_move_to_the_others(env: Environment) -> None:
+    """A replica killed without releasing: its slots move within lease + retry, objects rerun."""
+    ledger = Ledger()
+    managers = {
+        "r0": replica(env, "r0", ledger),
+        "r1": replica(env, "r1", ledger),
+        "r2": replica(env, "r2", ledger, release=False),
+    }
+    async with asyncio.TaskGroup() as tg:
+        tasks = {name: tg.create_task(m.start()) for name, m in managers.items()}
+        await until(split_evenly(list(managers.values())))
+        slots = await create_widgets(managers["r0"], 900)
+        await until(lambda: len(ledger.runs) == 900)
+        lost = held(managers["r2"])
+        victims = [r for r, s in slots.items() if s in lost]
+
+        managers["r2"].force_stop()
+        tasks["r2"].cancel()  # a crash: the Leases are left to expire
+        crashed = time.monotonic()
+        await asyncio.wait([tasks["r2"]])
+        runs_before = {r: len(ledger.runs[r]) for r in victims}
+        survivors = [managers["r0"], managers["r1"]]
+        await until(lambda: len(held(survivors[0]) | held(survivors[1])) == SLOTS)
+        took_over = time.monotonic() - crashed
+
+        await until(lambda: all(len(ledger.runs[r]) > runs_before[r] for r in victims))
+        assert took_over <= TAKEOVER_BOUND, took_over
+        await until(split_evenly(survivors))
+        for request in victims:
+            assert set(ledger.runs[request][runs_before[request] :]) <= {"r0", "r1"}
+        assert not ledger.overlaps
+        for name in ("r0", "r1"):
+            tasks[name].cancel()
+
+
+async def test_an_added_replica_takes_a_third_of_the_slots_without_overlap(
+    env: Environment,
+) -> None:
+    """A third replica joining two takes about a third of the slots, drained before moving."""
+    ledger = Ledger()
+    managers = {"r0": replica(env, "r0", ledger), "r1": replica(env, "r1", ledger)}
+    async with asyncio.TaskGroup() as tg:
+        tasks = [tg.create_task(m.start()) for m in managers.values()]
+        await until(split_evenly(list(managers.values())))
+        slots = await create_widgets(managers["r0"], 900)
+        await until(lambda: len(ledger.runs) == 900)
+        before = owners(managers)
+
+        managers["r2"] = replica(env, "r2", ledger)
+        tasks.append(tg.create_task(managers["r2"].start()))
+        await until(split_evenly(list(managers.values())))
+        after = owners(managers)
+        moved = {slot for slot in range(SLOTS) if before[slot] != after[slot]}
+        assert len(moved) == SLOTS // 3
+        assert all(after[slot] == "r2" for slot in moved)
+        arrived = [r for r, s in slots.items() if s in moved]
+        await until(lambda: all("r2" in ledger.runs[r] for r in arrived))
+        assert not ledger.overlaps
+        for task in tasks:
+            task.cancel()
