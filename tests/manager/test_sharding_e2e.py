@@ -17,8 +17,8 @@ from pyctrl.controller import Options as ControllerOptions
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
-from pyctrl.sharding import hash_field, slot_of
 from pyctrl.shardelection import ShardingOptions
+from pyctrl.sharding import hash_field, slot_of
 
 from .conftest import Widget, options
 
@@ -95,9 +95,9 @@ def held(manager: Manager) -> frozenset[int]:
     return manager.shards.held()
 
 
-async def until(check: Callable[[], bool], timeout: float = 45.0) -> None:
-    """Wait until ``check()`` holds (the state is in several managers of this process)."""
-    async with asyncio.timeout(timeout):
+async def until(check: Callable[[], bool]) -> None:
+    """Wait (45 s at most) until ``check()`` holds: the state is in several managers."""
+    async with asyncio.timeout(45):
         while not check():  # noqa: ASYNC110 - no single event to wait on
             await asyncio.sleep(0.02)
 
