@@ -26,6 +26,7 @@ holds, read by its informers and controllers (see `pyctrl.shardelection`).
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -88,7 +89,12 @@ def field_value(obj: Mapping[str, Any], field: str) -> str:
         return str(metadata.get("uid") or "")
     if field == FIELD_NAMESPACE:
         return str(metadata.get("namespace") or "")
-    raise ShardSelectorError(f"unsupported field path: {field!r}")
+    raise ShardSelectorError(f"unsupported field path: {_q(field)}")
+
+
+def _q(text: str) -> str:
+    """Go's ``%q``: a double-quoted string."""
+    return json.dumps(text)
 
 
 def _hex(value: int) -> str:
@@ -112,7 +118,7 @@ class ShardRange:
     def __post_init__(self) -> None:
         if self.field not in _FIELDS:
             raise ShardSelectorError(
-                f"unsupported field path {self.field!r}; supported: {', '.join(_FIELDS)}"
+                f"unsupported field path {_q(self.field)}; supported: {', '.join(_FIELDS)}"
             )
         if not 0 <= self.start < self.end <= HASH_SPACE:
             raise ShardSelectorError(
@@ -145,7 +151,8 @@ class ShardSelector:
         for other in self.ranges[1:]:
             if other.field != first:
                 raise ShardSelectorError(
-                    f"all shard ranges must use the same field, got {first!r} and {other.field!r}"
+                    f"all shard ranges must use the same field, got {_q(first)} and "
+                    f"{_q(other.field)}"
                 )
 
     @property

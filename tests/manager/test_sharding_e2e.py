@@ -12,6 +12,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import aiohttp
+
+from pyctrl import metrics
 from pyctrl.builder import controller_managed_by
 from pyctrl.controller import Options as ControllerOptions
 from pyctrl.manager import Manager
@@ -66,7 +69,9 @@ class Instrumented:
         return Result(requeue_after=0.1) if hot else Result()
 
 
-def replica(env: Environment, name: str, ledger: Ledger, *, release: bool = True) -> Manager:
+def replica(
+    env: Environment, name: str, ledger: Ledger, *, release: bool = True, slots: int = SLOTS
+) -> Manager:
     """A manager in the ``widgets`` ring with an instrumented Widget controller."""
     manager = Manager(
         env.config,
@@ -74,7 +79,7 @@ def replica(env: Environment, name: str, ledger: Ledger, *, release: bool = True
             sharding=ShardingOptions(
                 name="widgets",
                 namespace="default",
-                slots=SLOTS,
+                slots=slots,
                 lease_duration=LEASE,
                 renew_deadline=RENEW,
                 retry_period=RETRY,
@@ -123,9 +128,7 @@ async def create_widgets(manager: Manager, count: int) -> dict[Request, int]:
             made = await manager.client.create(
                 Widget(metadata=ObjectMeta(name=f"w{i:05d}", namespace="default"))
             )
-        slots[Request("default", made.metadata.name)] = slot_of(
-            hash_field(made.metadata.uid), SLOTS
-        )
+        slots[Request("default", f"w{i:05d}")] = slot_of(hash_field(str(made.metadata.uid)), SLOTS)
 
     await asyncio.gather(*(create(i) for i in range(count)))
     return slots
@@ -151,6 +154,10 @@ async def test_three_replicas_split_the_slots_and_reconcile_each_object_once(
         assert sorted(len(held(m)) for m in managers.values()) == [4, 4, 4]
         for request, who in ledger.runs.items():
             assert set(who) == {holder[slots[request]]}, request
+        for name, manager in managers.items():
+            cached = await manager.cache.list(Widget, namespace="default")
+            assert len(cached.items) == sum(1 for s in slots.values() if holder[s] == name)
+        assert filtering() == 1.0
         assert not ledger.overlaps
         for task in tasks:
             task.cancel()
@@ -203,6 +210,10 @@ async def test_an_added_replica_takes_a_third_of_the_slots_without_overlap(
         slots = await create_widgets(managers["r0"], 900)
         await until(lambda: len(ledger.runs) == 900)
         before = owners(managers)
+        given_up: list[int] = []
+        for manager in managers.values():
+            assert manager.shards is not None
+            manager.shards.on_slot_lost(given_up.append)
 
         managers["r2"] = replica(env, "r2", ledger)
         tasks.append(tg.create_task(managers["r2"].start()))
@@ -211,8 +222,78 @@ async def test_an_added_replica_takes_a_third_of_the_slots_without_overlap(
         moved = {slot for slot in range(SLOTS) if before[slot] != after[slot]}
         assert len(moved) == SLOTS // 3
         assert all(after[slot] == "r2" for slot in moved)
+        assert sorted(given_up) == sorted(moved)
         arrived = [r for r, s in slots.items() if s in moved]
         await until(lambda: all("r2" in ledger.runs[r] for r in arrived))
         assert not ledger.overlaps
+        for task in tasks:
+            task.cancel()
+
+
+async def test_without_server_side_sharding_replicas_filter_by_themselves(
+    env: Environment,
+) -> None:
+    """A server that ignores shardSelector: each replica still caches and reconciles its own."""
+    assert env.server is not None
+    env.server.sharded_list_and_watch = False  # a server before 1.36, or the gate off
+    ledger = Ledger()
+    managers = {f"r{i}": replica(env, f"r{i}", ledger) for i in range(2)}
+    async with asyncio.TaskGroup() as tg:
+        tasks = [tg.create_task(m.start()) for m in managers.values()]
+        await until(split_evenly(list(managers.values())))
+        slots = await create_widgets(managers["r0"], 600)
+        await until(lambda: len(ledger.runs) == 600)
+        holder = owners(managers)
+        for request, who in ledger.runs.items():
+            assert set(who) == {holder[slots[request]]}
+        for name, manager in managers.items():
+            cached = await manager.cache.list(Widget, namespace="default")
+            assert len(cached.items) == sum(1 for s in slots.values() if holder[s] == name)
+        assert filtering() == 0.0
+        assert not ledger.overlaps
+        for task in tasks:
+            task.cancel()
+
+
+def filtering() -> float | None:
+    """``pyctrl_shard_server_filtering`` of Widgets: 1 server side, 0 client side."""
+    return metrics.registry.get_sample_value(
+        "pyctrl_shard_server_filtering", {"gvk": "test.pyctrl.dev/v1/Widget"}
+    )
+
+
+async def test_readyz_fails_while_a_replica_holds_no_slot(env: Environment) -> None:
+    """/readyz reports the shards check failing on a replica that holds no slot."""
+    ledger = Ledger()
+    first = replica(env, "r0", ledger, slots=1)
+    second = Manager(
+        env.config,
+        options(
+            health_probe_bind_address="127.0.0.1:0",
+            sharding=ShardingOptions(
+                name="widgets",
+                namespace="default",
+                slots=1,
+                identity="r1",
+                lease_duration=LEASE,
+                renew_deadline=RENEW,
+                retry_period=RETRY,
+            ),
+        ),
+    )
+    async with asyncio.TaskGroup() as tg:
+        tasks = [tg.create_task(first.start())]
+        await until(lambda: held(first) == {0})
+        tasks.append(tg.create_task(second.start()))
+        await second.wait_started()
+        assert second.probe_server is not None
+        shards = second.shards
+        assert shards is not None
+        await until(lambda: len(shards.members()) == 2)
+        url = f"http://127.0.0.1:{second.probe_server.port}/readyz?verbose"
+        async with aiohttp.ClientSession() as session, session.get(url) as response:
+            body = await response.text()
+        assert response.status == 500
+        assert "[-]shards failed: shard ring widgets: this replica holds no slot yet" in body
         for task in tasks:
             task.cancel()
