@@ -12,7 +12,7 @@ import pathlib
 import sys
 import time
 
-BENCHMARKS = ["workqueue", "apiserver", "cache", "controllers"]
+BENCHMARKS = ["workqueue", "apiserver", "cache", "controllers", "sharding"]
 
 
 def main(argv: list[str]) -> int:

@@ -25,7 +25,8 @@ the same Python: CustomResourceDefinitions, least-privilege RBAC, the manager's
 Deployment, and webhook configurations. RBAC is derived from what ``setup`` registers:
 the reconciled type may be read and updated (status and finalizers included), owned
 types may be fully managed, other watched types are read-only; Events, leader-election
-Leases and the operator's own ``extra_rules`` are added. ``pyctrl generate`` writes
+Leases (also those of a shard ring: ``Operator(replicas=3)`` deploys three sharded
+replicas) and the operator's own ``extra_rules`` are added. ``pyctrl generate`` writes
 them to files.
 """
 
@@ -50,6 +51,7 @@ from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner
 from pyctrl.log import configure
 from pyctrl.manager import Manager, Options
 from pyctrl.resource import CustomResource, pluralize
+from pyctrl.shardelection import ShardingOptions
 from pyctrl.source import Kind
 from pyctrl.webhook import (
     ClientConfig,
@@ -102,6 +104,9 @@ class Operator:
         image: The container image of the manager.
         extra_rules: RBAC rules beyond what is derived from ``setup``.
         leader_election_id: The Lease name (``<name>.pyctrl.dev``).
+        replicas: Replicas of the generated Deployment. Above 1 they run sharded
+            (``--shard-ring=<name>``, `pyctrl.shardelection`): every replica reconciles its
+            share of the objects, instead of one leader and idle standbys.
     """
 
     name: str
@@ -111,6 +116,7 @@ class Operator:
     image: str = ""
     extra_rules: Sequence[PolicyRule] = ()
     leader_election_id: str = ""
+    replicas: int = 1
     _parser: argparse.ArgumentParser | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -139,6 +145,13 @@ class Operator:
             default="",
             help="namespace of the leader-election Lease (default: the pod's own namespace)",
         )
+        parser.add_argument(
+            "--shard-ring",
+            default="",
+            help="run sharded: this replica takes its share of the ring's slots (its Leases "
+            "live in the leader-election namespace)",
+        )
+        parser.add_argument("--shard-slots", type=int, default=64, help="slots of the ring")
         parser.add_argument("--namespace", default="", help="watch only this namespace")
         parser.add_argument("--log-format", choices=("json", "console"), default="json")
         parser.add_argument("--log-level", default="info")
@@ -165,6 +178,15 @@ class Operator:
             cache=CacheOptions(namespaces=[args.namespace]) if args.namespace else None,
             webhook_server=Server(port=args.webhook_port, cert_dir=args.webhook_cert_dir),
             field_owner=f"{self.name}-operator",
+            sharding=(
+                ShardingOptions(
+                    name=args.shard_ring,
+                    namespace=args.leader_election_namespace,
+                    slots=args.shard_slots,
+                )
+                if args.shard_ring
+                else None
+            ),
         )
         manager = Manager(config, options)
         result = self.setup(manager)
@@ -369,7 +391,7 @@ class Operator:
             "name": "manager",
             "image": self.image,
             "args": [
-                "--leader-elect",
+                "--leader-elect" if self.replicas <= 1 else f"--shard-ring={self.name}",
                 "--health-probe-bind-address=:8081",
                 "--metrics-bind-address=:8080",
             ],
@@ -424,7 +446,7 @@ class Operator:
                 "labels": labels,
             },
             "spec": {
-                "replicas": 1,
+                "replicas": self.replicas,
                 "selector": {"matchLabels": labels},
                 "template": {"metadata": {"labels": labels}, "spec": pod_spec},
             },
