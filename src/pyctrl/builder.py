@@ -45,10 +45,10 @@ from pyctrl.reconcile import Reconciler, Request, Result
 from pyctrl.source import Kind, Source
 
 if TYPE_CHECKING:
+    from pyctrl.cache import Informer
     from pyctrl.manager import Manager
     from pyctrl.predicate import Predicate
     from pyctrl.resource import CustomResource
-    from pyctrl.shardelection import ShardGate
     from pyctrl.webhook import Defaulter, Validator
 
 __all__ = [
@@ -154,8 +154,11 @@ class Builder:
         self._name = name
         return self
 
-    def _shard(self) -> ShardGate | None:
-        """With a sharded manager: shard the ``for_`` type, filter owned objects by owner."""
+    def _shard(self) -> Informer[Any] | None:
+        """With a sharded manager: shard the ``for_`` type, filter owned objects by owner.
+
+        Returns the sharded informer, or None without sharding.
+        """
         shards = self.manager.shards
         if shards is None or self._for is None or self._for.type_ is None:
             return None
@@ -164,7 +167,7 @@ class Builder:
         for watch in self._watches:
             if isinstance(watch.handler, EnqueueRequestForOwner):
                 watch.predicates = (*watch.predicates, owner_filter)
-        return shards.gate_for(self.manager.cache.get_informer(self._for.type_))
+        return self.manager.cache.get_informer(self._for.type_)
 
     def _source(self, watch: _Watch) -> Source:
         if watch.source is not None:
@@ -197,12 +200,14 @@ class Builder:
                 f"{type(reconciler).__name__} has neither reconcile(request) "
                 "nor reconcile_object(obj)"
             )
-        gate = self._shard()
+        informer = self._shard()
         options = self._options
-        if gate is not None:
+        if informer is not None:
             # Sharded controllers are active on every replica, not only on a leader.
             options = replace(options or Options(), need_leader_election=False)
-        controller = Controller(name, reconciler, options=options, kind=kind, gate=gate)
+        controller = Controller(name, reconciler, options=options, kind=kind)
+        if informer is not None and self.manager.shards is not None:
+            controller.gate = self.manager.shards.gate_for(informer, controller.queue)
         for watch in [*([self._for] if self._for else []), *self._watches]:
             controller.watch(self._source(watch))
         self.manager.add(controller)

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 from prometheus_client import Counter, Gauge, Histogram
 
 from pyctrl import metrics
-from pyctrl.cache import cached_uid
+from pyctrl.cache import cached_uid, keys_in_slots
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import AlreadyExistsError, APIError, ConflictError, PyctrlError
 from pyctrl.leaderelection import LeaseLock, RESTLeaseStore, default_identity
@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from pyctrl.cache import Informer
     from pyctrl.client import RESTClient
     from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+    from pyctrl.handler import Queue
     from pyctrl.reconcile import Request
 
 __all__ = [
@@ -345,9 +346,9 @@ class SlotElector:
         """A predicate for owned objects: passes if their controller owner is in a held slot."""
         return OwnerFilter(self.assignment)
 
-    def gate_for(self, informer: Informer[Any]) -> ShardGate:
-        """The gate of a controller reconciling ``informer``'s (sharded) type."""
-        return ShardGate(self, informer)
+    def gate_for(self, informer: Informer[Any], queue: Queue | None = None) -> ShardGate:
+        """The gate of a controller reconciling ``informer``'s (sharded) type into ``queue``."""
+        return ShardGate(self, informer, queue)
 
     # running -------------------------------------------------------------------------------
 
@@ -592,16 +593,34 @@ class ShardGate:
     """Admits a sharded controller's keys only while their object's slot is held.
 
     The controller asks `admits` before each reconcile (a key of a slot it does not hold is
-    forgotten: its holder reconciles it), and runs the reconcile inside `fence`.
+    forgotten: its holder reconciles it), and runs the reconcile inside `fence`. When a
+    slot arrives (or comes back after a lapse), the gate queues every cached object of
+    that slot, so keys skipped meanwhile are not lost; objects not cached yet arrive with
+    the informer's re-list.
 
     Args:
         elector: The replica's slot elector.
         informer: The informer of the controller's (sharded) type, to find a key's uid.
+        queue: The controller's queue, for the objects of slots that arrive.
     """
 
-    def __init__(self, elector: SlotElector, informer: Informer[Any]) -> None:
+    def __init__(
+        self, elector: SlotElector, informer: Informer[Any], queue: Queue | None = None
+    ) -> None:
         self._elector = elector
         self._informer = informer
+        self._queue = queue
+        self._held = elector.assignment.held()
+        if queue is not None:
+            elector.assignment.add_listener(self._changed)
+
+    def _changed(self) -> None:
+        held = self._elector.assignment.held()
+        arrived, self._held = held - self._held, held
+        if not arrived or self._queue is None:
+            return
+        for request in keys_in_slots(self._informer, self._elector.assignment, arrived):
+            self._queue.add(request)
 
     def slot_of(self, request: Request) -> int | None:
         """The slot of the request's object, or None if the object is not in this cache."""

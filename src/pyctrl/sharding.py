@@ -489,12 +489,14 @@ class SlotAssignment:
     def update(self, valid: Mapping[int, float], draining: Iterable[int] = ()) -> None:
         """Publish the slots held (slot to valid-until time), less those being drained.
 
-        Listeners are called when the set of held slots changed; a renewal that only moves
-        the validity forward calls nobody.
+        A slot whose validity has passed is not held. Listeners are called when the set
+        of held slots changed; a renewal that only moves the validity forward calls
+        nobody. The writer calls it again when a validity runs out.
         """
         out = set(draining)
+        now = self.clock.now()
         self._valid = dict(valid)
-        held = frozenset(s for s in valid if s not in out)
+        held = frozenset(s for s, until in valid.items() if s not in out and until > now)
         if held != self._held:
             self._held = held
             self.version += 1

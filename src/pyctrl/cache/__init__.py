@@ -49,7 +49,7 @@ from pyctrl.cache._informer import (
     ResourceEventHandlerFuncs,
 )
 from pyctrl.cache._options import ByObject, CacheOptions, Transform, strip_managed_fields
-from pyctrl.cache._sharded import ShardsChangedError, cached_uid
+from pyctrl.cache._sharded import ShardsChangedError, cached_uid, keys_in_slots
 
 __all__ = [
     "BackoffPolicy",
@@ -66,5 +66,6 @@ __all__ = [
     "ShardsChangedError",
     "Transform",
     "cached_uid",
+    "keys_in_slots",
     "strip_managed_fields",
 ]

@@ -29,14 +29,16 @@ from pyctrl.cache._listwatch import RESTSource
 from pyctrl.cache._reflector import ListPage
 from pyctrl.errors import GoneError
 from pyctrl.log import get_logger
+from pyctrl.reconcile import Request
+from pyctrl.sharding import FIELD_UID
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Iterable
 
     from pyctrl.cache._informer import Informer
     from pyctrl.sharding import ShardSelector, SlotAssignment
 
-__all__ = ["UID_INDEX", "ShardedSource", "ShardsChangedError", "cached_uid"]
+__all__ = ["UID_INDEX", "ShardedSource", "ShardsChangedError", "cached_uid", "keys_in_slots"]
 
 _log = get_logger("pyctrl.cache")
 
@@ -214,3 +216,19 @@ def cached_uid(informer: Informer[Any], namespace: str, name: str) -> str | None
         return None
     values = entry.values_of(UID_INDEX)
     return values[0] if values else None
+
+
+def keys_in_slots(
+    informer: Informer[Any], assignment: SlotAssignment, slots: Iterable[int]
+) -> list[Request]:
+    """The requests of the cached objects (of a sharded informer) in ``slots``."""
+    wanted = set(slots)
+    shared = informer._shared
+    by_namespace = assignment.field != FIELD_UID
+    out: list[Request] = []
+    for (namespace, name), entry in shared.store.items():
+        values = entry.values_of(UID_INDEX)
+        value = namespace if by_namespace else (values[0] if values else None)
+        if value is not None and assignment.slot_of_value(value) in wanted:
+            out.append(Request(namespace, name))
+    return out
