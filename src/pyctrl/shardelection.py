@@ -55,7 +55,7 @@ import asyncio
 import contextlib
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -63,7 +63,7 @@ from pyctrl import metrics
 from pyctrl.cache import cached_uid, keys_in_slots
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import AlreadyExistsError, APIError, ConflictError, PyctrlError
-from pyctrl.leaderelection import LeaseLock, RESTLeaseStore, default_identity
+from pyctrl.leaderelection import LeaseLock, LeaseStore, RESTLeaseStore, default_identity
 from pyctrl.log import get_logger
 from pyctrl.resource import accessor
 from pyctrl.sharding import FIELD_UID, SlotAssignment, hash_field
@@ -81,6 +81,7 @@ __all__ = [
     "RING_LABEL",
     "SLOT_LABEL",
     "RingLeaseStore",
+    "RingStore",
     "ShardGate",
     "ShardLostError",
     "ShardingOptions",
@@ -183,6 +184,14 @@ def _dns_label(name: str) -> bool:
     return set(name) <= allowed and name[0] != "-" and name[-1] != "-"
 
 
+class RingStore(LeaseStore, Protocol):
+    """The Leases of a ring (an extension point; `RingLeaseStore` is the real one)."""
+
+    async def list(self, namespace: str, label_selector: str) -> list[dict[str, Any]]:
+        """Every Lease in ``namespace`` matching ``label_selector``."""
+        ...
+
+
 class RingLeaseStore(RESTLeaseStore):
     """The Leases of a ring: `RESTLeaseStore`, plus a list by label."""
 
@@ -220,7 +229,7 @@ class SlotElector:
 
     def __init__(
         self,
-        store: RingLeaseStore,
+        store: RingStore,
         options: ShardingOptions,
         *,
         clock: Clock | None = None,
