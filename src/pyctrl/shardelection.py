@@ -74,8 +74,8 @@ if TYPE_CHECKING:
     from pyctrl.cache import Informer
     from pyctrl.client import RESTClient
     from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-    from pyctrl.handler import Queue
     from pyctrl.reconcile import Request
+    from pyctrl.workqueue import WorkQueue
 
 __all__ = [
     "RING_LABEL",
@@ -305,6 +305,19 @@ class SlotElector:
 
         return remove
 
+    def lapsed(self, slot: int) -> bool:
+        """Whether this replica holds ``slot``'s Lease but let its validity run out.
+
+        It may still renew it (then the slot comes back), unless another replica takes it.
+        """
+        lock = self._slots[slot]
+        return (
+            slot not in self._draining
+            and lock.holder() == self.identity
+            and lock.sent_at is not None
+            and not self.assignment.owns_slot(slot)
+        )
+
     def members(self) -> list[str]:
         """The identities of the live replicas of the ring, as last seen."""
         return self._alive()
@@ -355,7 +368,9 @@ class SlotElector:
         """A predicate for owned objects: passes if their controller owner is in a held slot."""
         return OwnerFilter(self.assignment)
 
-    def gate_for(self, informer: Informer[Any], queue: Queue | None = None) -> ShardGate:
+    def gate_for(
+        self, informer: Informer[Any], queue: WorkQueue[Request] | None = None
+    ) -> ShardGate:
         """The gate of a controller reconciling ``informer``'s (sharded) type into ``queue``."""
         return ShardGate(self, informer, queue)
 
@@ -614,7 +629,7 @@ class ShardGate:
     """
 
     def __init__(
-        self, elector: SlotElector, informer: Informer[Any], queue: Queue | None = None
+        self, elector: SlotElector, informer: Informer[Any], queue: WorkQueue[Request] | None = None
     ) -> None:
         self._elector = elector
         self._informer = informer
@@ -642,9 +657,20 @@ class ShardGate:
         return assignment.slot_of_value(request.namespace or "")
 
     def admits(self, request: Request) -> bool:
-        """Whether this replica may reconcile ``request`` now."""
+        """Whether this replica may reconcile ``request`` now.
+
+        A key of a slot whose Lease this replica still holds but has not renewed in time
+        (a stalled process) is looked at again a retry period later, when the renewal may
+        have gone through; other keys not admitted are dropped.
+        """
         slot = self.slot_of(request)
-        return slot is not None and self._elector.assignment.owns_slot(slot)
+        if slot is None:
+            return False
+        if self._elector.assignment.owns_slot(slot):
+            return True
+        if self._queue is not None and self._elector.lapsed(slot):
+            self._queue.add_after(request, self._elector.options.retry_period)
+        return False
 
     @contextlib.asynccontextmanager
     async def fence(self, request: Request) -> AsyncIterator[None]:

@@ -137,8 +137,8 @@ async def store_widgets(env: Environment, count: int, start: int = 0) -> dict[Re
             rt, "default", {"metadata": {"name": f"w{i:05d}"}, "spec": {}}, WriteOptions()
         )
         slots[Request("default", f"w{i:05d}")] = slot_of(hash_field(made["metadata"]["uid"]), SLOTS)
-        if i % 100 == 99:
-            await asyncio.sleep(0)  # let the watches and reconciles run meanwhile
+        if i % 20 == 19:
+            await asyncio.sleep(0)  # let the watches, renewals and reconciles run meanwhile
     return slots
 
 
