@@ -4,10 +4,12 @@ Both sides run in the same benchmark, each in a child process of its own (so tha
 resident memory is measured per side), against one embedded API server that holds
 ``--objects`` ConfigMaps of about 1 KB:
 
-- sync: time from nothing to every object in memory. pyctrl: `Cache.start` and
-  `Cache.wait_for_cache_sync` (discovery, paginated list, store). Baseline:
-  ``CoreV1Api.list_namespaced_config_map`` (one unpaginated list, deserialised into
-  ``V1ConfigMap`` models, as ``watch.Watch`` does) into a dict.
+- sync: time from nothing to every object in memory (a cold start). pyctrl:
+  `Cache.start` and `Cache.wait_for_cache_sync` (discovery, list, store), once with
+  the streaming list (a watch with ``sendInitialEvents=true``, the default) and once
+  with the paged list (``CacheOptions(watch_list=False)``: ``resourceVersion=0``, pages
+  of 500). Baseline: ``CoreV1Api.list_namespaced_config_map`` (one unpaginated list,
+  deserialised into ``V1ConfigMap`` models, as ``watch.Watch`` does) into a dict.
 - memory: the growth of the child's resident set from before the sync to after it
   (garbage collected, freed heap returned to the OS), divided by the object count.
 - events: ``--events`` updates made before the children start are replayed to a watch
@@ -44,7 +46,7 @@ from typing import Any
 
 NAMESPACE = "bench"
 REPEAT = int(os.environ.get("BENCH_REPEAT", "3"))
-SIDES = ("pyctrl", "pyctrl-full", "baseline")
+SIDES = ("pyctrl", "pyctrl-paged", "pyctrl-full", "baseline")
 _SCRIPT = os.path.abspath(__file__)
 
 
@@ -166,7 +168,13 @@ async def _run(objects: int, events: int) -> dict[str, Any]:
 
 
 async def _pyctrl_side(
-    kubeconfig: str, objects: int, events: int, rv0: str, *, keep_managed_fields: bool = False
+    kubeconfig: str,
+    objects: int,
+    events: int,
+    rv0: str,
+    *,
+    keep_managed_fields: bool = False,
+    watch_list: bool = True,
 ) -> dict[str, float]:
     import random
 
@@ -188,9 +196,11 @@ async def _pyctrl_side(
         await rest.request("GET", "/version")  # open the connection before measuring
         before = _settled_rss()
         started = time.perf_counter()
-        options = CacheOptions(namespaces=[NAMESPACE])
+        options = CacheOptions(namespaces=[NAMESPACE], watch_list=watch_list)
         if keep_managed_fields:
-            options = CacheOptions(namespaces=[NAMESPACE], default_transform=None)
+            options = CacheOptions(
+                namespaces=[NAMESPACE], default_transform=None, watch_list=watch_list
+            )
         cache = Cache(rest, mapper=mapper, options=options)
         cache.get_informer(V1ConfigMap)
         async with asyncio.TaskGroup() as tg:
@@ -230,6 +240,9 @@ async def _pyctrl_side(
                     done.set()
 
             def status_changed(self, reflector: Any) -> None:
+                pass
+
+            def progressed(self, reflector: Any) -> None:
                 pass
 
         reflector = Reflector(
@@ -298,11 +311,22 @@ async def _baseline_side(kubeconfig: str, objects: int, events: int, rv0: str) -
 
 
 ROWS = (
-    # label, figure, side measured against the baseline, ratio wanted (None: no bar)
-    ("sync (list + store), s", "sync_seconds", "pyctrl", "x faster", 3.0),
-    ("memory per object, bytes", "bytes_per_object", "pyctrl", "of baseline", 0.5),
-    ("  managedFields kept, bytes", "bytes_per_object", "pyctrl-full", "of baseline", 0.5),
-    ("watch events per second", "events_per_second", "pyctrl", "x faster", None),
+    # label, figure, side, measured against, unit, ratio wanted (None: no bar)
+    ("sync, streaming list, s", "sync_seconds", "pyctrl", "baseline", "x faster", 3.0),
+    ("sync, paged list, s", "sync_seconds", "pyctrl-paged", "baseline", "x faster", None),
+    ("sync, streaming vs paged", "sync_seconds", "pyctrl", "pyctrl-paged", "x faster", None),
+    ("memory per object, bytes", "bytes_per_object", "pyctrl", "baseline", "of baseline", 0.5),
+    ("  paged list, bytes", "bytes_per_object", "pyctrl-paged", "baseline", "of baseline", 0.5),
+    ("  streaming vs paged", "bytes_per_object", "pyctrl", "pyctrl-paged", "of paged", None),
+    (
+        "  managedFields kept, bytes",
+        "bytes_per_object",
+        "pyctrl-full",
+        "baseline",
+        "of baseline",
+        0.5,
+    ),
+    ("watch events per second", "events_per_second", "pyctrl", "baseline", "x faster", None),
 )
 
 
@@ -321,11 +345,11 @@ def _table(results: dict[str, Any]) -> dict[str, float]:
         f"{results['events']} events, {REPEAT} run(s) per side, median (min-max)"
     )
     print(f"  (server setup {results['setup_seconds']:.1f} s)")
-    print(f"  {'':28} {'pyctrl':>24} {'baseline':>24}   ratio")
+    print(f"  {'':30} {'side':>30} {'against':>30}   ratio")
     ratios: dict[str, float] = {}
-    for label, figure, side, unit, bar in ROWS:
+    for label, figure, side, against, unit, bar in ROWS:
         ours = [run[figure] for run in runs[side]]
-        theirs = [run[figure] for run in runs["baseline"]]
+        theirs = [run[figure] for run in runs[against]]
         pairs = zip(ours, theirs, strict=True)
         if unit == "x faster" and figure == "sync_seconds":
             each = [b / a for a, b in pairs]
@@ -339,8 +363,8 @@ def _table(results: dict[str, Any]) -> dict[str, float]:
             verdict = "  met" if all(met) else ("  partly met" if any(met) else "  NOT met")
             verdict += f" ({'>=' if unit == 'x faster' else '<='} {bar:g})"
         print(
-            f"  {label:28} {_median_span(ours)[1]:>24} {_median_span(theirs)[1]:>24}"
-            f"   {ratio_text} {unit}{verdict}"
+            f"  {label:30} {side + ' ' + _median_span(ours)[1]:>30}"
+            f" {against + ' ' + _median_span(theirs)[1]:>30}   {ratio_text} {unit}{verdict}"
         )
     return ratios
 
@@ -371,9 +395,13 @@ def _cli() -> None:
     if args.child == "baseline":
         run = _baseline_side(args.kubeconfig, args.objects, args.events, args.rv0)
     else:
-        keep = args.child == "pyctrl-full"
         run = _pyctrl_side(
-            args.kubeconfig, args.objects, args.events, args.rv0, keep_managed_fields=keep
+            args.kubeconfig,
+            args.objects,
+            args.events,
+            args.rv0,
+            keep_managed_fields=args.child == "pyctrl-full",
+            watch_list=args.child != "pyctrl-paged",
         )
     result = asyncio.run(run)
     print(json.dumps(result))

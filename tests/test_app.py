@@ -43,8 +43,8 @@ async def test_watches_raw_source_adds_the_source_itself() -> None:
     controller = (
         controller_managed_by(manager).for_(Widget).watches_raw_source(channel).complete(Nothing())
     )
-    assert channel in controller._sources
-    assert len(controller._sources) == 2
+    assert channel in controller.sources
+    assert len(controller.sources) == 2
 
 
 async def test_duplicate_controller_names_are_refused() -> None:
@@ -134,6 +134,30 @@ def test_leader_elect_outside_a_cluster_asks_for_the_namespace(
     assert err.startswith("error: leader election: not running in a cluster")
     assert "--leader-election-namespace" in err
     assert err.count("\n") == 1
+
+
+def test_every_operator_flag_has_help() -> None:
+    """`--help` explains every flag, --log-level and the --webhook-* ones included."""
+    parser = Operator(name="robot", types=[], setup=lambda manager: None).parser()
+    undocumented = [a.option_strings for a in parser._actions if not a.help]
+    assert undocumented == []
+    text = " ".join(parser.format_help().split())
+    assert "lowest level logged" in text
+    assert "port of the webhook server" in text
+    assert "tls.crt and tls.key" in text
+
+
+def test_an_operator_suffix_is_not_doubled() -> None:
+    """Operator robot-operator runs as robot-operator (image, usage), not ...-operator-operator."""
+    named = Operator(name="robot-operator", types=[], setup=lambda manager: None)
+    assert (named.command_name, named.image, named.namespace) == (
+        "robot-operator",
+        "robot-operator:latest",
+        "robot-operator-system",
+    )
+    assert named.parser().format_usage().startswith("usage: robot-operator ")
+    plain = Operator(name="robot", types=[], setup=lambda manager: None)
+    assert (plain.command_name, plain.image) == ("robot-operator", "robot-operator:latest")
 
 
 async def test_replicas_deploy_a_sharded_ring() -> None:

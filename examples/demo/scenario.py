@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import signal
+import sys
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -276,12 +278,15 @@ class _Demo:
         self._done(step, "recreated with a new uid")
 
     def _interactive_footer(self, cluster: _Cluster) -> list[str]:
+        # `nox -s demo` installs kubectl next to its Python when none is on PATH.
+        beside = Path(sys.executable).parent / "kubectl"
+        kubectl = "kubectl" if shutil.which("kubectl") or not beside.exists() else str(beside)
         return [
             "Everything keeps running until Ctrl-C. In another terminal:",
             f"  export KUBECONFIG={cluster.env.kubeconfig_path}",
-            "  kubectl get mysrv,deployments,services",
-            '  kubectl patch mysrv mysrv-hello --type=merge -p \'{"spec":{"port":8081}}\'',
-            "  kubectl delete mysrv mysrv-sample",
+            f"  {kubectl} get mysrv,deployments,services",
+            f'  {kubectl} patch mysrv mysrv-hello --type=merge -p \'{{"spec":{{"port":8081}}}}\'',
+            f"  {kubectl} delete mysrv mysrv-sample",
             f"DNS records: {cluster.zone.path}   operator log: {self.settings.log_file}",
         ]
 

@@ -3,7 +3,8 @@
 The everyday names are re-exported here, as controller-runtime's ``alias.go`` does; each
 lives in a module named after the controller-runtime package it mirrors:
 
-- `pyctrl.reconcile`: `Request`, `Result`, the `Reconciler` protocol, `TerminalError`.
+- `pyctrl.reconcile`: `Request`, `Result`, the `Reconciler` and `ObjectReconciler`
+  protocols, `TerminalError`.
 - `pyctrl.errors`: the error tree, API errors by status (`NotFoundError`...).
 - `pyctrl.meta`: `ObjectMeta`, `Condition` and condition helpers, `GroupVersionKind`.
 - `pyctrl.resource`: `CustomResource` (typed custom resources), `Unstructured`.
@@ -41,7 +42,7 @@ from pyctrl.meta import (
     find_status_condition,
     set_status_condition,
 )
-from pyctrl.reconcile import Reconciler, Request, Result
+from pyctrl.reconcile import ObjectReconciler, Reconciler, Request, Result
 from pyctrl.resource import CustomResource, PrinterColumn, ScaleSubresource, Unstructured
 from pyctrl.scheme import Scheme
 
@@ -67,6 +68,7 @@ __all__ = [
     "Manager",
     "NotFoundError",
     "ObjectMeta",
+    "ObjectReconciler",
     "Operator",
     "OwnerReference",
     "PrinterColumn",

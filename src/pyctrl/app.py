@@ -121,15 +121,23 @@ class Operator:
 
     def __post_init__(self) -> None:
         self.namespace = self.namespace or f"{self.name}-system"
-        self.image = self.image or f"{self.name}-operator:latest"
+        self.image = self.image or f"{self.command_name}:latest"
         self.leader_election_id = self.leader_election_id or f"{self.name}.pyctrl.dev"
+
+    @property
+    def command_name(self) -> str:
+        """The program's name: ``<name>-operator``, or the name if it ends in ``-operator``.
+
+        It names the image, the field manager and ``--help``'s usage line.
+        """
+        return self.name if self.name.endswith("-operator") else f"{self.name}-operator"
 
     # -- running -----------------------------------------------------------------------
 
     def parser(self) -> argparse.ArgumentParser:
         """The command-line flags (controller-runtime's usual ones)."""
         parser = argparse.ArgumentParser(
-            prog=f"{self.name}-operator", description=f"The {self.name} operator."
+            prog=self.command_name, description=f"The {self.name} operator."
         )
         parser.add_argument(
             "--kubeconfig", help="kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)"
@@ -153,22 +161,48 @@ class Operator:
         )
         parser.add_argument("--shard-slots", type=int, default=64, help="slots of the ring")
         parser.add_argument("--namespace", default="", help="watch only this namespace")
-        parser.add_argument("--log-format", choices=("json", "console"), default="json")
-        parser.add_argument("--log-level", default="info")
-        parser.add_argument("--webhook-port", type=int, default=9443)
-        parser.add_argument("--webhook-cert-dir", default=None)
+        parser.add_argument(
+            "--log-format",
+            choices=("json", "console"),
+            default="json",
+            help="log lines as JSON objects, or colored for people (default: json)",
+        )
+        parser.add_argument(
+            "--log-level",
+            default="info",
+            help="lowest level logged: debug, info, warning, error (default: info)",
+        )
+        parser.add_argument(
+            "--webhook-port",
+            type=int,
+            default=9443,
+            help="port of the webhook server, if setup registers webhooks (default: 9443)",
+        )
+        parser.add_argument(
+            "--webhook-cert-dir",
+            default=None,
+            help="directory holding the webhook server's tls.crt and tls.key "
+            "(default: $TMPDIR/k8s-webhook-server/serving-certs)",
+        )
         return parser
 
     async def create_manager(
         self, config: Config | Configuration, args: argparse.Namespace | None = None
     ) -> Manager:
-        """Build the Manager from flags (defaults when ``args`` is None) and run ``setup``.
+        """Build the Manager from flags and run ``setup``.
+
+        Without ``args`` (a manager built in a test), the flags' defaults apply, except
+        that metrics and health probes are not served: managers of tests running side by
+        side would otherwise all bind ``:8080`` and ``:8081``.
 
         Raises:
             ConfigError: ``--leader-elect`` outside a cluster without
                 ``--leader-election-namespace``.
         """
-        args = args or self.parser().parse_args([])
+        if args is None:
+            args = self.parser().parse_args(
+                ["--metrics-bind-address=0", "--health-probe-bind-address=0"]
+            )
         options = Options(
             metrics_bind_address=args.metrics_bind_address,
             health_probe_bind_address=args.health_probe_bind_address,
@@ -177,7 +211,7 @@ class Operator:
             leader_election_namespace=args.leader_election_namespace,
             cache=CacheOptions(namespaces=[args.namespace]) if args.namespace else None,
             webhook_server=Server(port=args.webhook_port, cert_dir=args.webhook_cert_dir),
-            field_owner=f"{self.name}-operator",
+            field_owner=self.command_name,
             sharding=(
                 ShardingOptions(
                     name=args.shard_ring,
@@ -295,10 +329,10 @@ class Operator:
         def grant(gvk: GroupVersionKind, resource: str, *wanted: str) -> None:
             verbs.setdefault((gvk.group, resource), set()).update(wanted)
 
-        for runnable in manager._leader + manager._others:
+        for runnable in manager.runnables:
             if not isinstance(runnable, Controller):
                 continue
-            for source in runnable._sources:
+            for source in runnable.sources:
                 if not isinstance(source, Kind):
                     continue
                 gvk = manager.scheme.gvk_for(source.type)

@@ -23,10 +23,13 @@ and reconciles only the ``for_`` objects in this replica's slots: the type's inf
 sharded, each key is admitted by the slot elector, and ``owns`` watches pass only events
 whose controller owner is in a held slot.
 
-A reconciler is either a `pyctrl.reconcile.Reconciler` (``reconcile(request)``) or an
-`ObjectReconciler`, which kube-rs users will recognise: ``reconcile_object(obj)`` is
-handed the cached object of the ``for_`` type (a fresh copy); requests for objects that
-are gone are skipped, so there is no get-then-NotFound dance.
+A reconciler is either a `pyctrl.reconcile.Reconciler` (``reconcile(request)``) or a
+`pyctrl.reconcile.ObjectReconciler`, which kube-rs users will recognise:
+``reconcile_object(obj)`` is handed the cached object of the ``for_`` type (a fresh
+copy); requests for objects that are gone are skipped, so there is no
+get-then-NotFound dance. The builder is generic in its ``for_`` type, so
+``controller_managed_by(manager).for_(MySrv).complete(r)`` type-checks that ``r``
+reconciles MySrv objects.
 
 `webhook_managed_by(manager).for_(MySrv).with_defaulter(...).with_validator(...)
 .with_conversion(...).complete()` registers a type's webhooks on the manager's webhook
@@ -36,18 +39,18 @@ server, under controller-runtime's paths.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 from pyctrl.controller import Controller, Options
-from pyctrl.errors import NotFoundError
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
-from pyctrl.reconcile import Reconciler, Request, Result
+from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
 from pyctrl.source import Kind, Source
 
 if TYPE_CHECKING:
     from pyctrl.cache import Informer
     from pyctrl.manager import Manager
     from pyctrl.predicate import Predicate
+    from pyctrl.reconcile import Request, Result
     from pyctrl.resource import CustomResource
     from pyctrl.webhook import Defaulter, Validator
 
@@ -60,27 +63,22 @@ __all__ = [
 ]
 
 
-@runtime_checkable
-class ObjectReconciler(Protocol):
-    """A reconciler handed the cached object instead of its key."""
+class _AfterOwnWrites:
+    """Waits, before each reconcile, until the cache shows the client's writes of its key.
 
-    async def reconcile_object(self, obj: Any) -> Result | None:
-        """Reconcile ``obj`` (a fresh copy of the cached object of the ``for_`` type)."""
-        ...
+    So that a reconcile never acts on a state older than the last one it wrote itself
+    (`pyctrl.cache.CacheOptions.read_your_own_writes`). The wait is bounded; it never
+    holds up the watch, only this key's worker.
+    """
 
-
-class _ObjectAdapter:
-    """Reads the object from the cache and hands it to an ObjectReconciler."""
-
-    def __init__(self, manager: Manager, type_: type[Any], reconciler: ObjectReconciler) -> None:
+    def __init__(self, manager: Manager, type_: type[Any], reconciler: Reconciler) -> None:
         self._manager, self._type, self._reconciler = manager, type_, reconciler
 
     async def reconcile(self, request: Request) -> Result | None:
-        try:
-            obj = await self._manager.cache.get(self._type, request.name, request.namespace or None)
-        except NotFoundError:
-            return Result()
-        return await self._reconciler.reconcile_object(obj)
+        await self._manager.cache.wait_for_own_writes(
+            self._type, request.name, request.namespace or None
+        )
+        return await self._reconciler.reconcile(request)
 
 
 @dataclass
@@ -92,9 +90,16 @@ class _Watch:
     metadata_only: bool | None = None
 
 
+T = TypeVar("T")
+U = TypeVar("U")
+
+
 @dataclass
-class Builder:
-    """Collects what a controller watches, then builds it (see the module docs)."""
+class Builder(Generic[T]):
+    """Collects what a controller watches, then builds it (see the module docs).
+
+    Generic in the ``for_`` type: `complete` accepts an `ObjectReconciler` of that type.
+    """
 
     manager: Manager
     _for: _Watch | None = None
@@ -103,12 +108,12 @@ class Builder:
     _options: Options | None = None
     _name: str = ""
 
-    def for_(self, type_: type[Any], *predicates: Predicate) -> Self:
+    def for_(self, type_: type[U], *predicates: Predicate) -> Builder[U]:
         """Reconcile objects of ``type_``: each event enqueues the object's own key."""
         if self._for is not None:
             raise ValueError("for_() may be called once per controller")
         self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates)
-        return self
+        return cast("Builder[U]", self)
 
     def owns(
         self, type_: type[Any], *predicates: Predicate, metadata_only: bool | None = None
@@ -182,7 +187,7 @@ class Builder:
             metadata_only=watch.metadata_only,
         )
 
-    def complete(self, reconciler: Reconciler | ObjectReconciler) -> Controller:
+    def complete(self, reconciler: Reconciler | ObjectReconciler[T]) -> Controller:
         """Build the controller, add it to the manager and return it."""
         if self._for is None and not self._name:
             raise ValueError("a controller needs for_() or named()")
@@ -194,12 +199,18 @@ class Builder:
         if typed and not isinstance(reconciler, Reconciler):
             if self._for is None or self._for.type_ is None:
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
-            reconciler = _ObjectAdapter(self.manager, self._for.type_, reconciler)
+            reconciler = as_reconciler(self.manager.cache, self._for.type_, reconciler)
         elif not isinstance(reconciler, Reconciler):
             raise TypeError(
                 f"{type(reconciler).__name__} has neither reconcile(request) "
                 "nor reconcile_object(obj)"
             )
+        if (
+            self._for is not None
+            and self._for.type_ is not None
+            and self.manager.cache.options.read_your_own_writes
+        ):
+            reconciler = _AfterOwnWrites(self.manager, self._for.type_, reconciler)
         informer = self._shard()
         options = self._options
         if informer is not None:
@@ -214,7 +225,7 @@ class Builder:
         return controller
 
 
-def controller_managed_by(manager: Manager) -> Builder:
+def controller_managed_by(manager: Manager) -> Builder[Any]:
     """Start building a controller managed by ``manager``."""
     return Builder(manager)
 

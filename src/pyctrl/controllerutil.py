@@ -35,7 +35,7 @@ from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
 from pyctrl.client import Client, JSONPatch, MergeFrom, MergePatch, json_pointer
-from pyctrl.errors import NotFoundError, PyctrlError
+from pyctrl.errors import NotFoundError, PyctrlError, SchemeError
 from pyctrl.resource import CustomResource, OwnerRef, accessor
 from pyctrl.scheme import Scheme, default_scheme
 
@@ -63,7 +63,24 @@ T = TypeVar("T")
 
 
 class AlreadyOwnedError(PyctrlError):
-    """The object already has a different controller owner."""
+    """The object already has a different controller owner.
+
+    Attributes:
+        kind: The owned object's kind, e.g. ``Deployment``.
+        name: The owned object's name.
+        namespace: The owned object's namespace (empty if cluster-scoped).
+        owner: The controller reference it already has.
+    """
+
+    def __init__(
+        self, kind: str, name: str, namespace: str, owner: OwnerRef, wanted: OwnerRef
+    ) -> None:
+        self.kind, self.name, self.namespace, self.owner = kind, name, namespace, owner
+        where = f"{namespace}/{name}" if namespace else name
+        super().__init__(
+            f"{kind} {where!r} is already controlled by {owner.kind} {owner.name!r}; "
+            f"cannot also be controlled by {wanted.kind} {wanted.name!r}"
+        )
 
 
 class OperationResult(StrEnum):
@@ -144,13 +161,19 @@ def set_controller_reference(owner: Any, obj: Any, *, scheme: Scheme | None = No
     scheme = scheme or default_scheme()
     ref = _owner_ref(owner, scheme, controller=True)
     _check_scope(owner, obj, scheme)
-    for existing in accessor(obj).owner_references:
+    meta = accessor(obj)
+    for existing in meta.owner_references:
         if existing.controller and not _same(existing, ref):
-            raise AlreadyOwnedError(
-                f"{accessor(obj).name!r} is already controlled by {existing.kind} "
-                f"{existing.name!r}; cannot also be controlled by {ref.kind} {ref.name!r}"
-            )
+            kind = _kind_of(obj, scheme)
+            raise AlreadyOwnedError(kind, meta.name or "", meta.namespace or "", existing, ref)
     _upsert(obj, ref)
+
+
+def _kind_of(obj: Any, scheme: Scheme) -> str:
+    try:
+        return scheme.gvk_for(obj).kind
+    except SchemeError:
+        return type(obj).__name__
 
 
 def set_owner_reference(owner: Any, obj: Any, *, scheme: Scheme | None = None) -> None:
@@ -363,12 +386,18 @@ async def create_or_update(
         await _call(mutate, obj)
         _check_key((name, namespace), obj)
         return OperationResult.CREATED, await client.create(obj)
-    before = scheme.to_dict(live)
+    before, version = scheme.to_dict(live), accessor(live).resource_version
     await _call(mutate, live)
     _check_key((name, namespace), live)
     if scheme.to_dict(live) == before:
         return OperationResult.UNCHANGED, live
-    return OperationResult.UPDATED, await client.update(live)
+    updated = await client.update(live)
+    # A mutate that replaces a whole spec drops the fields the server defaults: the
+    # object differs from what we read, yet the server, defaulting them again, stores
+    # nothing and keeps the resourceVersion. Nothing was updated.
+    if accessor(updated).resource_version == version:
+        return OperationResult.UNCHANGED, updated
+    return OperationResult.UPDATED, updated
 
 
 async def create_or_patch(
@@ -403,10 +432,16 @@ async def create_or_patch(
     }
     status_changed = after.get("status") != before.get("status")
     result = live
+    # As in create_or_update: a patch the server stores as a no-op (the resourceVersion
+    # stays) changed nothing.
+    version = accessor(live).resource_version
     if main_changed:
         result = await client.patch(live, snapshot)
+        main_changed = accessor(result).resource_version != version
+        version = accessor(result).resource_version
     if status_changed:
         result = await client.status().patch(result, MergePatch({"status": after.get("status")}))
+        status_changed = accessor(result).resource_version != version
     if main_changed and status_changed:
         return OperationResult.UPDATED_STATUS, result
     if main_changed:

@@ -286,6 +286,11 @@ class Manager:
         else:
             self._others.append(runnable)
 
+    @property
+    def runnables(self) -> tuple[Runnable, ...]:
+        """Every runnable added, those that need leader election first (a read-only view)."""
+        return (*self._leader, *self._others)
+
     def add_healthz_check(self, name: str, check: Checker) -> None:
         """Add a liveness check served under ``/healthz``."""
         self._healthz[name] = check

@@ -38,6 +38,7 @@ controller-runtime already use:
 | ``controller_runtime_conversion_webhook_panics_total`` | (none) |
 | ``pyctrl_informer_synced``, ``pyctrl_informer_healthy`` | gvk |
 | ``pyctrl_informer_reconnects_total`` | gvk |
+| ``pyctrl_cache_own_write_waits_total`` | gvk, result (caught_up, timeout) |
 
 `WorkqueueMetrics` and `ReconcileMetrics` are the recording ends the workqueue and
 controllers call; they bind the labels once.
@@ -53,6 +54,7 @@ __all__ = [
     "ReconcileMetrics",
     "WorkqueueMetrics",
     "active_workers",
+    "cache_own_write_waits_total",
     "conversion_webhook_panics_total",
     "exposition",
     "informer_healthy",
@@ -235,6 +237,14 @@ informer_reconnects_total = Counter(
     "pyctrl_informer_reconnects_total",
     "Number of times an informer re-established its watch or re-listed.",
     ["gvk"],
+    registry=registry,
+)
+
+cache_own_write_waits_total = Counter(
+    "pyctrl_cache_own_write_waits_total",
+    "Cached reads (and reconciles) that waited for the cache to show the client's own "
+    "write, by whether the cache caught up or the wait timed out.",
+    ["gvk", "result"],
     registry=registry,
 )
 

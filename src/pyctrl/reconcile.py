@@ -17,20 +17,37 @@ What the controller does with the outcome (see `pyctrl.controller`):
 
 Any object with an ``async def reconcile(self, request) -> Result | None`` method is a
 `Reconciler`; `Func` turns a plain coroutine function into one.
+
+An `ObjectReconciler` is handed the object itself rather than its key
+(controller-runtime's ``reconcile.ObjectReconciler``, kube-rs' ``reconcile(Arc<K>)``):
+``async def reconcile_object(self, obj: MySrv) -> Result | None``, typed by the object it
+reconciles. `as_reconciler` adapts one to a `Reconciler` that reads the object first and
+skips keys whose object is gone; the builder does that for you.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from pyctrl.errors import TerminalError
+from pyctrl.errors import NotFoundError, TerminalError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-__all__ = ["Func", "Reconciler", "Request", "Result", "TerminalError"]
+__all__ = [
+    "Func",
+    "ObjectReconciler",
+    "Reconciler",
+    "Request",
+    "Result",
+    "TerminalError",
+    "as_reconciler",
+]
+
+T = TypeVar("T")
+T_contra = TypeVar("T_contra", contravariant=True)
 
 
 @dataclass(frozen=True, order=True, slots=True)
@@ -113,3 +130,52 @@ class Func:
 
     def __repr__(self) -> str:
         return f"Func({getattr(self._fn, '__qualname__', self._fn)!r})"
+
+
+@runtime_checkable
+class ObjectReconciler(Protocol[T_contra]):
+    """A reconciler handed the object instead of its key, typed by the object's type."""
+
+    async def reconcile_object(self, obj: T_contra) -> Result | None:
+        """Reconcile ``obj`` (a fresh copy, as read for this reconcile)."""
+        ...
+
+
+class ObjectReader(Protocol):
+    """What `as_reconciler` reads objects with: a cache, a client (`pyctrl.client.Reader`)."""
+
+    async def get(self, type_: type[T], name: str, namespace: str | None = None) -> T:
+        """Read the object ``namespace/name`` of ``type_``; raise `NotFoundError` if absent."""
+        ...
+
+
+class _ObjectAdapter:
+    """Reads the object of a request and hands it to an `ObjectReconciler`."""
+
+    __slots__ = ("_reader", "_reconciler", "_type")
+
+    def __init__(
+        self, reader: ObjectReader, type_: type[Any], reconciler: ObjectReconciler[Any]
+    ) -> None:
+        self._reader, self._type, self._reconciler = reader, type_, reconciler
+
+    async def reconcile(self, request: Request) -> Result | None:
+        try:
+            obj = await self._reader.get(self._type, request.name, request.namespace or None)
+        except NotFoundError:
+            return Result()
+        return await self._reconciler.reconcile_object(obj)
+
+    def __repr__(self) -> str:
+        return f"as_reconciler({self._type.__name__}, {self._reconciler!r})"
+
+
+def as_reconciler(
+    reader: ObjectReader, type_: type[T], reconciler: ObjectReconciler[T]
+) -> Reconciler:
+    """Adapt an `ObjectReconciler` of ``type_`` to a `Reconciler` (``reconcile.AsReconciler``).
+
+    Each reconcile reads the request's object from ``reader`` (the manager's cache, as the
+    builder uses) and hands it over; a request whose object is gone is done at once.
+    """
+    return _ObjectAdapter(reader, type_, reconciler)

@@ -92,6 +92,7 @@ def make_informer(
     """A SharedInformer for ConfigMaps over the fake, with fast retries by default."""
     config.setdefault("backoff", FAST)
     config.setdefault("resync_period", None)
+    config.setdefault("watch_list", False)
     rng = random.Random(seed)
     return SharedInformer(
         gvk=CONFIGMAP,

@@ -181,10 +181,24 @@ class FakeCluster:
         return self.is_namespaced
 
     async def list(
-        self, *, namespace: str | None, limit: int | None, continue_: str | None
+        self,
+        *,
+        namespace: str | None,
+        limit: int | None,
+        continue_: str | None,
+        resource_version: str = "",
+        resource_version_match: str | None = None,
     ) -> ListPage:
-        """One page of objects, sorted by namespace and name."""
-        self.list_calls.append({"namespace": namespace, "limit": limit, "continue": continue_})
+        """One page of objects, sorted by namespace and name (at the current version)."""
+        self.list_calls.append(
+            {
+                "namespace": namespace,
+                "limit": limit,
+                "continue": continue_,
+                "resource_version": resource_version,
+                "resource_version_match": resource_version_match,
+            }
+        )
         self._maybe_fail("list")
         if continue_ is not None and self.expire_continue:
             raise APIError.from_status(410, _status(410, "Expired", "continue token expired"))
@@ -209,16 +223,24 @@ class FakeCluster:
         resource_version: str,
         timeout_seconds: int,
         idle_timeout: float | None,
+        send_initial_events: bool = False,
     ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
-        """A watch from ``resource_version``: replayed history, then live events."""
+        """A watch from ``resource_version``: replayed history, then live events.
+
+        Like kube-apiserver before 1.27, it refuses streaming lists (422).
+        """
         self.watch_calls.append(
             {
                 "namespace": namespace,
                 "resource_version": resource_version,
                 "timeout_seconds": timeout_seconds,
                 "idle_timeout": idle_timeout,
+                "send_initial_events": send_initial_events,
             }
         )
+        if send_initial_events:
+            message = "resourceVersionMatch is forbidden for watch"
+            raise APIError.from_status(422, _status(422, "Invalid", message))
         await self._watches_allowed.wait()
         self._maybe_fail("watch")
         start = int(resource_version)

@@ -21,7 +21,7 @@ from pyctrl.manager import Manager, Options
 from pyctrl.meta import GroupVersionKind
 from pyctrl.reconcile import Request, Result
 from pyctrl.resource import CustomResource, PartialObjectMetadata, Unstructured
-from tests.manager.conftest import running
+from pyctrl.testing import running
 
 from .conftest import (
     Mirror,
@@ -351,7 +351,7 @@ def test_cache_options_refuse_bad_values() -> None:
 async def test_every_view_of_a_type_shares_one_informer_one_list_and_one_watch(
     envtest: Environment,
 ) -> None:
-    """Two get_informer calls and a typed and an Unstructured view share one list and watch."""
+    """Two get_informer calls and a typed and an Unstructured view share one streamed list."""
     typed: list[Any] = []
     raw: list[Any] = []
     async with RecordingREST(envtest.config) as rest:
@@ -370,8 +370,10 @@ async def test_every_view_of_a_type_shares_one_informer_one_list_and_one_watch(
             statuses = cache.status()
             open_watches = envtest.server.hub.count() if envtest.server else None
     assert len(statuses) == 1
-    assert len(rest.lists("/api/v1/configmaps")) == 1
-    assert len(rest.watches("/api/v1/configmaps")) == 1
+    # The list is streamed: one watch with sendInitialEvents both lists and watches.
+    assert rest.lists("/api/v1/configmaps") == []
+    watches = rest.watches("/api/v1/configmaps")
+    assert [w.get("sendInitialEvents") for w in watches] == ["true"]
     assert open_watches == 1
     assert {type(o) for o in typed} == {V1ConfigMap}
     assert {type(o) for o in raw} == {Unstructured}
@@ -406,13 +408,13 @@ async def test_two_controllers_of_one_type_share_its_informer_and_watch(
 
 
 async def test_informers_list_in_pages_of_page_size(envtest: Environment) -> None:
-    """With page_size=2 the first list is fetched page by page, following continue tokens."""
+    """With page_size=2 and no streaming, the first list is fetched page by page."""
     async with RecordingREST(envtest.config) as rest:
         for i in range(5):
             await create_cm(rest, f"cm-{i}")
         everything = (await rest.request("GET", "/api/v1/configmaps")).json()["items"]
         rest.sent.clear()
-        async with started_cache(rest, page_size=2) as cache:
+        async with started_cache(rest, page_size=2, watch_list=False) as cache:
             cached = await cache.list(V1ConfigMap)
     pages = rest.lists("/api/v1/configmaps")
     assert len(pages) == (len(everything) + 1) // 2 >= 3

@@ -116,7 +116,7 @@ async def test_bursts_of_5xx_and_429_delay_but_lose_nothing(
     faults.fail_next(3, verb="list", resource="configmaps", code=500)
     faults.fail_next(2, verb="list", resource="configmaps", code=429, retry_after=0)
     mirror = Mirror()
-    async with started_cache(rest) as cache:
+    async with started_cache(rest, watch_list=False) as cache:
         await watched(cache, mirror)
         first_error = cache.status()[0].last_error
         faults.fail_next(3, verb="watch", resource="configmaps", code=503)
@@ -140,7 +140,7 @@ async def test_readiness_is_false_until_an_informer_can_sync(
     """While lists fail the readiness check fails, naming the informer; then it passes."""
     await create_cm(rest, "a")
     envtest.faults.fail_next(10_000, verb="list", resource="configmaps", code=503)
-    async with started_cache(rest, unhealthy_after=0.0) as cache:
+    async with started_cache(rest, unhealthy_after=0.0, watch_list=False) as cache:
         informer = cache.get_informer(V1ConfigMap)
         await wait_until(lambda: informer.status().last_error is not None)
         with pytest.raises(CacheNotReadyError, match=r"v1/ConfigMap: not synced and failing"):
@@ -162,7 +162,7 @@ async def test_readiness_turns_false_when_a_synced_informer_keeps_failing(
 
     await create_cm(rest, "a")
     mirror = Mirror()
-    async with started_cache(rest, unhealthy_after=0.2) as cache:
+    async with started_cache(rest, unhealthy_after=0.2, watch_list=False) as cache:
         await watched(cache, mirror)
         cache.check_ready()
         assert healthy_gauge() == 1.0
@@ -229,7 +229,7 @@ async def test_a_read_of_a_type_that_never_syncs_fails_with_the_informers_error(
 ) -> None:
     """get and list of a type whose lists are refused raise after sync_timeout, naming why."""
     envtest.faults.fail_next(10_000, verb="list", resource="configmaps", code=403)
-    async with started_cache(rest, sync_timeout=0.3) as cache:
+    async with started_cache(rest, sync_timeout=0.3, watch_list=False) as cache:
         message = r"v1/ConfigMap did not sync within 0.3s; last error: list .*Forbidden"
         with pytest.raises(CacheSyncTimeoutError, match=message):
             await cache.get(V1ConfigMap, "a", "default")

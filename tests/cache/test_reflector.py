@@ -25,6 +25,7 @@ class Sink:
     store: Store = field(default_factory=Store)
     lists: list[list[str]] = field(default_factory=list)
     events: list[tuple[str, str, str]] = field(default_factory=list)
+    bookmarks: int = 0
 
     def replaced(self, reflector: Reflector, items: list[tuple[Key, Entry]]) -> None:
         self.store.replace(items, reflector.namespace)
@@ -35,6 +36,9 @@ class Sink:
 
     def status_changed(self, reflector: Reflector) -> None:
         pass
+
+    def progressed(self, reflector: Reflector) -> None:
+        self.bookmarks += 1
 
 
 def make(

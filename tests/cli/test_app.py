@@ -27,14 +27,20 @@ def test_version_prints_pyctrl_and_python(workspace: Workspace) -> None:
 
 
 def test_help_lists_every_command(workspace: Workspace) -> None:
-    """`pyctrl --help` lists init, generate, run, envtest and version."""
+    """`pyctrl --help` lists the commands in the order of the kubebuilder workflow."""
     result = workspace.invoke("--help")
     assert result.exit_code == 0
     commands = result.stdout.split("Commands:", 1)[1]
     assert [line.split()[0] for line in commands.strip().splitlines()] == [
         "init",
+        "create",
         "generate",
+        "install",
+        "uninstall",
         "run",
+        "docker-build",
+        "deploy",
+        "undeploy",
         "envtest",
         "version",
     ]
@@ -42,6 +48,6 @@ def test_help_lists_every_command(workspace: Workspace) -> None:
 
 def test_an_unknown_command_is_a_usage_error(workspace: Workspace) -> None:
     """A command that does not exist exits with status 2 naming it."""
-    result = workspace.invoke("deploy")
+    result = workspace.invoke("frobnicate")
     assert result.exit_code == 2
-    assert "No such command 'deploy'" in result.stderr
+    assert "No such command 'frobnicate'" in result.stderr

@@ -82,3 +82,11 @@ def test_envtest_help_is_the_envtest_command_lines(workspace: Workspace) -> None
     assert result.exit_code == 0
     for flag in ("--crds", "--host", "--port", "--kubeconfig-out"):
         assert flag in result.stdout
+
+
+def test_envtest_help_names_the_pyctrl_command(workspace: Workspace) -> None:
+    """`pyctrl envtest --help` prints its usage as `pyctrl envtest`, the command typed."""
+    result = workspace.invoke("envtest", "--help")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("usage: pyctrl envtest [-h] [--host HOST]")
+    assert "python -m" not in result.output

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import tomllib
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
 
 from .conftest import one_line_error
 
@@ -86,3 +89,33 @@ def test_init_needs_a_name_when_the_directory_has_none_usable(workspace: Workspa
     error = one_line_error(workspace.invoke("init", "My Project"))
     assert error.startswith("error: operator name 'My Project' must be a DNS label")
     assert error.endswith("pass --name")
+
+
+def test_init_does_not_double_an_operator_suffix(workspace: Workspace) -> None:
+    """`--name robot-operator` names image and script robot-operator, not ...-operator-operator."""
+    result = workspace.invoke("init", "robot", "--name", "robot-operator", "--kind", "Robot")
+    assert result.exit_code == 0, result.output
+    root = workspace.root / "robot"
+    namespace, deployment = yaml.safe_load_all((root / "config/manager/manager.yaml").read_text())
+    assert namespace["metadata"]["name"] == "robot-operator-system"
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == (
+        "robot-operator:latest"
+    )
+    pyproject = (root / "pyproject.toml").read_text()
+    assert 'robot-operator = "robot_operator.__main__:main"' in pyproject
+    assert "operator-operator" not in "".join(
+        path.read_text() for path in root.rglob("*") if path.is_file()
+    )
+
+
+def test_init_depends_on_the_pyctrl_runtime_distribution(workspace: Workspace) -> None:
+    """The project requires pyctrl-runtime (pyctrl's distribution), never PyPI's other `pyctrl`."""
+    result = workspace.invoke("init", "shop", "--kind", "Store")
+    assert result.exit_code == 0, result.output
+    project = tomllib.loads((workspace.root / "shop" / "pyproject.toml").read_text())["project"]
+    [requirement] = [Requirement(spec) for spec in project["dependencies"]]
+    assert requirement.name == "pyctrl-runtime"
+    # The distribution installed here, which brings the `pyctrl` command, has that name.
+    (script,) = entry_points(group="console_scripts", name="pyctrl")
+    assert script.dist is not None
+    assert script.dist.name == requirement.name

@@ -209,13 +209,6 @@ async def env() -> AsyncIterator[Environment]:
         yield environment
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0) -> None:
-    """Wait until ``check`` returns True: for state that lives in the server (its GC)."""
-    async with asyncio.timeout(within):
-        while not await check():  # noqa: ASYNC110 - no event to wait on across HTTP
-            await asyncio.sleep(0.02)
-
-
 @pytest.fixture
 async def client(env: Environment) -> AsyncIterator[Client]:
     """A Client for ``env`` whose writes name the field manager "pyctrl-test"."""

@@ -44,15 +44,8 @@ from pyctrl.errors import (
 from pyctrl.manager import Manager, Options
 from pyctrl.meta import GroupVersionKind, ObjectMeta
 from pyctrl.resource import PartialObjectMetadata, Unstructured
-from tests.client.conftest import (
-    GADGET_CRD,
-    Gadget,
-    Widget,
-    WidgetSpec,
-    WidgetStatus,
-    eventually,
-)
-from tests.manager.conftest import running
+from pyctrl.testing import eventually, running
+from tests.client.conftest import GADGET_CRD, Gadget, Widget, WidgetSpec, WidgetStatus
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

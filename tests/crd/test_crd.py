@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from pydantic import Field
 
+from pyctrl._apiextensions.crd_validation import validate_crd
+from pyctrl._apiextensions.pruning import apply_defaults
+from pyctrl._apiextensions.validation import validate
 from pyctrl.crd import crd_for, crds_for, structural_errors, version_priority_key
-from pyctrl.crd._schema import apply_defaults, validate, validate_crd
 from pyctrl.errors import SchemaError
 from pyctrl.meta import Condition, KubeModel
 from pyctrl.resource import CustomResource, PrinterColumn

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pyctrl._apiextensions.crd_validation import validate_crd
 from pyctrl.crd import crd_for, schema_for, structural_errors
-from pyctrl.crd._schema import validate_crd
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "crd.md"
 

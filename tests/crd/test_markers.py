@@ -7,6 +7,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field, TypeAdapter, ValidationError
 
+from pyctrl._apiextensions.validation import validate
 from pyctrl.crd import (
     Description,
     EmbeddedResource,
@@ -23,7 +24,6 @@ from pyctrl.crd import (
     schema_for,
     structural_errors,
 )
-from pyctrl.crd._schema import validate
 from pyctrl.meta import Condition, KubeModel
 from pyctrl.resource import CustomResource
 

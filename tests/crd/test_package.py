@@ -20,7 +20,7 @@ async def test_importing_crd_does_not_import_envtest() -> None:
     code = (
         "import sys, pyctrl.crd; "
         "print(sorted(m for m in sys.modules if m.startswith("
-        "('pyctrl.envtest', 'pyctrl.crd._schema', 'pyctrl.crd._cel'))))"
+        "('pyctrl.envtest', 'pyctrl._apiextensions'))))"
     )
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE

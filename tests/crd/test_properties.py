@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import Field, create_model
 
+from pyctrl._apiextensions.validation import validate
 from pyctrl.crd import IntOrString, schema_for, structural_errors
-from pyctrl.crd._schema import validate
 from pyctrl.meta import KubeModel, Time
 
 _names = itertools.count()

@@ -6,8 +6,11 @@ from typing import Any
 
 import pytest
 
-from pyctrl.crd import _cel
-from pyctrl.crd._schema import structural_errors, validate
+from pyctrl._apiextensions.cel.program import compile_expression
+from pyctrl._apiextensions.cel.types import schema_type
+from pyctrl._apiextensions.cel.values import CelCompileError, CelEvalError
+from pyctrl._apiextensions.structural import structural_errors
+from pyctrl._apiextensions.validation import validate
 
 SPEC_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -43,18 +46,18 @@ SPEC: dict[str, Any] = {
 
 def run(expression: str, value: Any = SPEC, schema: dict[str, Any] = SPEC_SCHEMA) -> Any:
     """Compile an expression against a schema and evaluate it on a value."""
-    program = _cel.compile_expression(expression, _cel.schema_type(schema, False))
+    program = compile_expression(expression, schema_type(schema, False))
     return program.evaluate(value)
 
 
 def compile_error(expression: str, schema: dict[str, Any] = SPEC_SCHEMA) -> str:
-    with pytest.raises(_cel.CelCompileError) as info:
-        _cel.compile_expression(expression, _cel.schema_type(schema, False))
+    with pytest.raises(CelCompileError) as info:
+        compile_expression(expression, schema_type(schema, False))
     return str(info.value)
 
 
 def eval_error(expression: str, value: Any = SPEC) -> str:
-    with pytest.raises(_cel.CelEvalError) as info:
+    with pytest.raises(CelEvalError) as info:
         run(expression, value)
     return str(info.value)
 
@@ -156,8 +159,8 @@ def test_escaped_property_names() -> None:
 def test_resource_root_exposes_name_and_kind() -> None:
     """At a resource root, apiVersion, kind and metadata.name are typed even if unspecified."""
     schema = {"type": "object", "properties": {"spec": {"type": "object"}}}
-    program = _cel.compile_expression(
-        "self.metadata.name.startsWith('a') && self.kind == 'K'", _cel.schema_type(schema, True)
+    program = compile_expression(
+        "self.metadata.name.startsWith('a') && self.kind == 'K'", schema_type(schema, True)
     )
     assert program.evaluate({"kind": "K", "metadata": {"name": "abc"}, "spec": {}}) is True
 
@@ -238,7 +241,7 @@ def test_syntax_error_fails_compilation() -> None:
 
 def test_compiled_program_is_reused_for_many_values() -> None:
     """One compiled program evaluates many values without recompiling."""
-    program = _cel.compile_expression("self.replicas >= 0", _cel.schema_type(SPEC_SCHEMA, False))
+    program = compile_expression("self.replicas >= 0", schema_type(SPEC_SCHEMA, False))
     assert [program.evaluate({"replicas": n}) for n in (-1, 0, 1)] == [False, True, True]
 
 

@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyctrl.crd._schema import FieldCause, apply_defaults, prune, structural_errors, validate
+from pyctrl._apiextensions.field import FieldCause
+from pyctrl._apiextensions.pruning import apply_defaults, prune
+from pyctrl._apiextensions.structural import structural_errors
+from pyctrl._apiextensions.validation import validate
 
 
 def mysrv_schema() -> dict[str, Any]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pyctrl.crd._schema import (
-    FieldCause,
+from pyctrl._apiextensions.crd_validation import (
     apply_crd_defaults,
     crd_stored_versions,
     validate_crd,
 )
+from pyctrl._apiextensions.field import FieldCause
 
 
 def mysrv_crd() -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyctrl.crd import _schema
+from pyctrl._apiextensions.pruning import apply_defaults, prune, reapply_is_noop
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -99,10 +99,10 @@ def test_prune_reports_the_fields_a_comparison_finds(obj: dict[str, Any]) -> Non
     """prune(unknown=...) lists the dropped paths, in order, that diffing a copy would list."""
     for schema in (SCHEMA, PLAIN):
         expected = copy.deepcopy(obj)
-        _schema.prune(expected, schema)
+        prune(expected, schema)
         reported: list[str] = []
         pruned = copy.deepcopy(obj)
-        _schema.prune(pruned, schema, unknown=reported)
+        prune(pruned, schema, unknown=reported)
         assert pruned == expected
         assert reported == _reference_dropped(obj, pruned)
 
@@ -114,21 +114,21 @@ def test_prune_reports_nested_unknown_fields() -> None:
         "junk": True,
     }
     unknown: list[str] = []
-    _schema.prune(obj, PLAIN, unknown=unknown)
+    prune(obj, PLAIN, unknown=unknown)
     assert unknown == ["spec.ports[0].extra", "spec.bogus", "junk"]
     assert obj == {"spec": {"ports": [{"port": 1}], "free": {"kept": 1}}}
 
 
 def _prune_and_default(obj: dict[str, Any], schema: dict[str, Any]) -> None:
-    _schema.prune(obj, schema)
-    _schema.apply_defaults(obj, schema)
+    prune(obj, schema)
+    apply_defaults(obj, schema)
 
 
 @settings(max_examples=300, deadline=None)
 @given(OBJECTS)
 def test_second_pass_is_a_no_op_where_it_is_skipped(obj: dict[str, Any]) -> None:
     """Where reapply_is_noop holds, pruning and defaulting twice equals doing it once."""
-    assert _schema.reapply_is_noop(PLAIN)
+    assert reapply_is_noop(PLAIN)
     once = copy.deepcopy(obj)
     _prune_and_default(once, PLAIN)
     twice = copy.deepcopy(once)
@@ -138,14 +138,14 @@ def test_second_pass_is_a_no_op_where_it_is_skipped(obj: dict[str, Any]) -> None
 
 def test_embedded_resources_need_the_second_pass() -> None:
     """A schema with embedded resources (whose metadata is coerced) always gets it."""
-    assert not _schema.reapply_is_noop(SCHEMA)
+    assert not reapply_is_noop(SCHEMA)
 
 
 def test_an_unpruned_default_needs_the_second_pass() -> None:
     """A default holding a field the schema does not know is pruned by a second pass."""
     schema = copy.deepcopy(PLAIN)
     schema["properties"]["spec"]["default"] = {"size": 1, "unknown": True}
-    assert not _schema.reapply_is_noop(schema)
+    assert not reapply_is_noop(schema)
     obj: dict[str, Any] = {}
     _prune_and_default(obj, schema)
     again = copy.deepcopy(obj)
@@ -157,4 +157,4 @@ def test_a_default_with_a_removable_null_needs_the_second_pass() -> None:
     """A default carrying a null the schema does not allow is cleaned by a second pass."""
     schema = copy.deepcopy(PLAIN)
     schema["properties"]["status"]["default"] = {"ready": None}
-    assert not _schema.reapply_is_noop(schema)
+    assert not reapply_is_noop(schema)

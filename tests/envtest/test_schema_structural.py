@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl.crd._schema import structural_errors
+from pyctrl._apiextensions.structural import structural_errors
 
 P = "spec.validation.openAPIV3Schema"
 

@@ -21,7 +21,6 @@ Everything here is generic; each example's tests bring their own CRDs and operat
 
 from __future__ import annotations
 
-import asyncio
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,11 +30,12 @@ import pytest
 
 from pyctrl.certs import generate_ca, issue_serving_cert, write_cert_dir
 from pyctrl.envtest import Environment
+from pyctrl.testing import eventually, running
 
 from ..kubectl import Kubectl
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+    from collections.abc import AsyncIterator, Sequence
 
     from pyctrl.app import Operator
     from pyctrl.manager import Manager
@@ -93,24 +93,6 @@ def webhook_certs(tmp_path: Path) -> WebhookCerts:
     return WebhookCerts(written.directory, ca.cert_pem)
 
 
-@asynccontextmanager
-async def running(manager: Manager) -> AsyncIterator[Manager]:
-    """Run ``manager`` for the block (started, caches synced); stop and await it on exit.
-
-    A manager that fails while starting fails the block with its error.
-    """
-    async with asyncio.TaskGroup() as tg:
-        task = tg.create_task(manager.start())
-        waiter = tg.create_task(manager.wait_started())
-        async with asyncio.timeout(20):
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        if task.done():
-            waiter.cancel()
-            task.result()
-        yield manager
-        task.cancel()
-
-
 TEST_FLAGS = (
     "--metrics-bind-address=127.0.0.1:0",
     "--health-probe-bind-address=127.0.0.1:0",
@@ -138,17 +120,3 @@ async def operator_running(
     manager.webhook_server.host = "127.0.0.1"
     async with running(manager):
         yield manager
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], *, within: float = 15.0) -> None:
-    """Wait until ``check`` returns True, or fail after ``within`` seconds.
-
-    The state lives in the API server, out of reach of an asyncio event, so this polls.
-    """
-    try:
-        async with asyncio.timeout(within):
-            while not await check():  # noqa: ASYNC110 - no event to wait on across HTTP
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        name = getattr(check, "__name__", repr(check))
-        raise AssertionError(f"{name}() was still false after {within} s") from None

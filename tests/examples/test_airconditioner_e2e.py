@@ -17,8 +17,9 @@ from examples.airconditioner import AirConditioner, AirConditionerStatus, operat
 
 from pyctrl.cache import ResourceEventHandlerFuncs
 from pyctrl.meta import is_status_condition_true
+from pyctrl.testing import eventually
 
-from .conftest import EXAMPLES, Kubectl, eventually, operator_running
+from .conftest import EXAMPLES, Kubectl, operator_running
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence

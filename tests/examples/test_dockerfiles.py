@@ -64,8 +64,8 @@ def _wanted(requirement: Requirement, extras: Iterable[str]) -> bool:
 def modules_not_in_the_image() -> list[str]:
     """Top-level modules installed here that ``pip install .`` on python:3.11-slim lacks."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    # pyctrl itself, and what the base image ships.
-    present = {"pyctrl", "pip", "setuptools", "wheel"}
+    # pyctrl itself (its distribution), and what the base image ships.
+    present = {canonicalize_name(project["name"]), "pip", "setuptools", "wheel"}
     pending = [Requirement(spec) for spec in project["dependencies"]]
     seen: set[tuple[str, frozenset[str]]] = set()
     while pending:

@@ -14,7 +14,9 @@ from examples.mysrv import make_operator
 from examples.mysrv.api import FINALIZER
 from examples.mysrv.dns import DNSZone
 
-from .conftest import EXAMPLES, eventually, operator_running
+from pyctrl.testing import eventually
+
+from .conftest import EXAMPLES, operator_running
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence

@@ -9,7 +9,9 @@ import pytest
 from examples.mysrv import make_operator
 from examples.mysrv.dns import DNSZone
 
-from .conftest import EXAMPLES, Kubectl, eventually, operator_running
+from pyctrl.testing import eventually
+
+from .conftest import EXAMPLES, Kubectl, operator_running
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

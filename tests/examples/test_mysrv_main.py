@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import pytest
 
-from .conftest import EXAMPLES, REPO, eventually
+from pyctrl.testing import eventually
+
+from .conftest import EXAMPLES, REPO
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -21,9 +21,10 @@ from examples.mysrv.api import MySrv
 from examples.mysrv.dns import DNSZone
 from examples.mysrv.webhooks import MySrvDefaulter, MySrvValidator
 
+from pyctrl.testing import eventually
 from pyctrl.webhook import InvalidObjectError
 
-from .conftest import EXAMPLES, eventually, operator_running
+from .conftest import EXAMPLES, operator_running
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence

@@ -18,8 +18,9 @@ from examples.optionsrecord import operator
 from examples.optionsrecord.backup import BackupError, BackupStore, load_backup
 
 from pyctrl.meta import GroupVersionKind
+from pyctrl.testing import eventually
 
-from .conftest import EXAMPLES, REPO, eventually, operator_running
+from .conftest import EXAMPLES, REPO, operator_running
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence

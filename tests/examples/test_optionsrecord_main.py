@@ -12,8 +12,9 @@ import pytest
 from examples.optionsrecord.backup import BackupStore, load_backup
 
 from pyctrl.meta import GroupVersionKind
+from pyctrl.testing import eventually
 
-from .conftest import EXAMPLES, REPO, eventually
+from .conftest import EXAMPLES, REPO
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

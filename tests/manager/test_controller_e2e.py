@@ -22,8 +22,9 @@ from pyctrl.meta import ObjectMeta
 from pyctrl.predicate import GenerationChanged
 from pyctrl.reconcile import Request, Result
 from pyctrl.source import Informer
+from pyctrl.testing import eventually, running
 
-from .conftest import Widget, eventually, options, running
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from collections.abc import MutableMapping

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
+from kubernetes_asyncio.client import (
+    V1ConfigMap,
+    V1Container,
+    V1Deployment,
+    V1DeploymentSpec,
+    V1LabelSelector,
+    V1ObjectMeta,
+    V1PodSpec,
+    V1PodTemplateSpec,
+)
 
 from pyctrl.client import Client
 from pyctrl.controllerutil import (
@@ -53,6 +62,46 @@ async def _widget(client: Client, name: str, **spec: Any) -> Widget:
 
 def _configmap(name: str, namespace: str = "default") -> V1ConfigMap:
     return V1ConfigMap(metadata=V1ObjectMeta(name=name, namespace=namespace))
+
+
+def _deployment(name: str) -> V1Deployment:
+    return V1Deployment(metadata=V1ObjectMeta(name=name, namespace="default"))
+
+
+def _whole_spec(image: str) -> V1DeploymentSpec:
+    """A Deployment spec as a reconciler builds it: none of the server's defaults in it."""
+    labels = {"app": "web"}
+    return V1DeploymentSpec(
+        selector=V1LabelSelector(match_labels=labels),
+        template=V1PodTemplateSpec(
+            metadata=V1ObjectMeta(labels=labels),
+            spec=V1PodSpec(containers=[V1Container(name="web", image=image)]),
+        ),
+    )
+
+
+@pytest.mark.parametrize("write", [create_or_update, create_or_patch])
+async def test_a_whole_spec_mutate_the_server_stores_as_is_is_unchanged(
+    client: Client, write: Any
+) -> None:
+    """A mutate replacing a whole spec is "unchanged" when the server stores nothing new."""
+    image = "nginx:1"
+
+    def mutate(deployment: V1Deployment) -> None:
+        deployment.spec = _whole_spec(image)
+
+    result, created = await write(client, _deployment("whole"), mutate)
+    assert result == OperationResult.CREATED
+    # The server defaulted fields the mutate leaves out: the next mutate drops them again.
+    assert created.spec.progress_deadline_seconds == 600
+    result, same = await write(client, _deployment("whole"), mutate)
+    assert result == OperationResult.UNCHANGED
+    assert same.metadata.resource_version == created.metadata.resource_version
+    image = "nginx:2"
+    result, updated = await write(client, _deployment("whole"), mutate)
+    assert result == OperationResult.UPDATED
+    assert updated.metadata.resource_version != created.metadata.resource_version
+    assert updated.spec.template.spec.containers[0].image == "nginx:2"
 
 
 def test_operation_results_are_controller_runtimes() -> None:
@@ -141,8 +190,18 @@ async def test_controller_reference_is_set_once_and_refuses_a_second_controller(
     cm = _configmap("owned")
     set_controller_reference(first, cm)
     set_controller_reference(first, cm)
-    with pytest.raises(AlreadyOwnedError, match="already controlled by Widget 'owner-a'"):
+    with pytest.raises(AlreadyOwnedError) as raised:
         set_controller_reference(second, cm)
+    assert str(raised.value) == (
+        "ConfigMap 'default/owned' is already controlled by Widget 'owner-a'; "
+        "cannot also be controlled by Widget 'owner-b'"
+    )
+    assert (raised.value.kind, raised.value.name, raised.value.namespace) == (
+        "ConfigMap",
+        "owned",
+        "default",
+    )
+    assert raised.value.owner.name == "owner-a"
     cm = await client.create(cm)
     [ref] = cm.metadata.owner_references
     assert (ref.api_version, ref.kind, ref.name, ref.uid) == (

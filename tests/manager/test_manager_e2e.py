@@ -17,10 +17,11 @@ from pyctrl.errors import NotFoundError
 from pyctrl.manager import Manager
 from pyctrl.meta import GroupVersionKind, ObjectMeta
 from pyctrl.predicate import GenerationChanged
-from pyctrl.reconcile import Request, Result
+from pyctrl.reconcile import Func, Request, Result
 from pyctrl.resource import Unstructured
+from pyctrl.testing import eventually, running
 
-from .conftest import Widget, WidgetSpec, eventually, options, running
+from .conftest import Widget, WidgetSpec, options
 
 if TYPE_CHECKING:
     from pyctrl.controller import Controller
@@ -285,3 +286,25 @@ async def test_a_failing_runnable_stops_the_manager_with_its_error(env: Environm
     async with asyncio.timeout(20):
         with pytest.raises(RuntimeError, match=r"^broken runnable$"):
             await manager.start()
+
+
+async def test_runnables_and_sources_are_readable(env: Environment) -> None:
+    """Manager.runnables lists leader runnables first; Controller.sources lists its watches."""
+
+    class Other:
+        need_leader_election = False
+
+        async def start(self) -> None:
+            await asyncio.Event().wait()
+
+    manager = Manager(env.config, options())
+    other = Other()
+    manager.add(other)
+    controller = controller_managed_by(manager).for_(Widget).owns(V1ConfigMap).complete(Func(_noop))
+    assert manager.runnables == (controller, other)
+    assert [source.type for source in controller.sources] == [Widget, V1ConfigMap]  # type: ignore[attr-defined]
+
+
+async def _noop(request: Request) -> Result:
+    del request
+    return Result()

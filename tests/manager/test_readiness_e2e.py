@@ -10,8 +10,9 @@ from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
 
 from pyctrl.cache import BackoffPolicy, CacheOptions
 from pyctrl.manager import Manager
+from pyctrl.testing import eventually
 
-from .conftest import eventually, options
+from .conftest import options
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment
@@ -63,7 +64,7 @@ async def test_readyz_is_false_while_an_informer_cannot_sync_and_true_after(
         env.config,
         options(
             health_probe_bind_address="127.0.0.1:0",
-            cache=CacheOptions(backoff=FAST, unhealthy_after=0.3),
+            cache=CacheOptions(backoff=FAST, unhealthy_after=0.3, watch_list=False),
         ),
     )
     manager.cache.get_informer(V1ConfigMap)
@@ -92,7 +93,7 @@ async def test_readyz_turns_false_when_a_synced_informer_cannot_watch_and_back_a
         env.config,
         options(
             health_probe_bind_address="127.0.0.1:0",
-            cache=CacheOptions(backoff=FAST, unhealthy_after=0.3),
+            cache=CacheOptions(backoff=FAST, unhealthy_after=0.3, watch_list=False),
         ),
     )
     informer = manager.cache.get_informer(V1ConfigMap)

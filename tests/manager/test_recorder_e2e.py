@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 from pyctrl.manager import Manager
 from pyctrl.meta import GroupVersionKind, ObjectMeta
 from pyctrl.resource import Unstructured
+from pyctrl.testing import running
 
-from .conftest import Widget, options, running
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment

@@ -13,8 +13,9 @@ from pyctrl.client import Client
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
+from pyctrl.testing import eventually
 
-from .conftest import Widget, eventually, options
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
     from pyctrl.controller import Controller

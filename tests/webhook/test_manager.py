@@ -14,8 +14,8 @@ from pyctrl.builder import webhook_managed_by
 from pyctrl.certs import generate_ca, issue_serving_cert
 from pyctrl.envtest import Environment
 from pyctrl.manager import Manager, Options
+from pyctrl.testing import running
 from pyctrl.webhook import ConversionReview, Server, mutate_path, validate_path
-from tests.manager.conftest import running
 
 from .conftest import (
     Checks,

@@ -31,6 +31,13 @@ into the requested type on each read. `CacheOptions` and `ByObject` choose names
 label and field selectors, transforms, metadata-only types and resync periods;
 `Cache.index_field` adds field indexes for ``list(..., fields={...})``.
 
+Day-2 features: the cached namespaces can change at run time (`Cache.set_namespaces`,
+or `CacheOptions.namespace_selector` to follow labelled namespaces live);
+`Cache.remove_informer` stops an informer; reads never go behind the client's own
+writes (`CacheOptions.read_your_own_writes`, on by default); lists are streamed
+(``sendInitialEvents``) where the server can, else served from its watch cache
+(``resourceVersion=0``) with client-go's fallbacks.
+
 `Cache.shard` makes a type's informers sharded (KEP-5866): they cache only the objects
 in the slots a `pyctrl.sharding.SlotAssignment` holds, asking the API server for those
 alone through ``shardSelector`` and filtering by themselves when it ignores it.
@@ -40,7 +47,8 @@ from __future__ import annotations
 
 from pyctrl.cache._backoff import BackoffPolicy
 from pyctrl.cache._cache import Cache
-from pyctrl.cache._errors import CacheNotReadyError, CacheNotStartedError
+from pyctrl.cache._consistency import compare_resource_versions
+from pyctrl.cache._errors import CacheNotReadyError, CacheNotStartedError, ResourceNotCachedError
 from pyctrl.cache._informer import (
     HandlerRegistration,
     Informer,
@@ -63,9 +71,11 @@ __all__ = [
     "InformerStatus",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
+    "ResourceNotCachedError",
     "ShardsChangedError",
     "Transform",
     "cached_uid",
+    "compare_resource_versions",
     "keys_in_slots",
     "strip_managed_fields",
 ]

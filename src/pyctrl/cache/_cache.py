@@ -11,12 +11,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from pyctrl.cache._errors import CacheNotReadyError, CacheNotStartedError
+from pyctrl import metrics
+from pyctrl.cache._consistency import OwnWrites, PendingWrite
+from pyctrl.cache._errors import CacheNotReadyError, CacheNotStartedError, ResourceNotCachedError
 from pyctrl.cache._informer import Informer, InformerConfig, InformerStatus, SharedInformer
 from pyctrl.cache._listwatch import RESTSource
+from pyctrl.cache._namespaces import NamespaceFollower
 from pyctrl.cache._options import (
     ByObject,
     CacheOptions,
+    check_namespaces,
     field_requirements,
     field_selector_string,
     selector_string,
@@ -61,7 +65,14 @@ class Cache:
     `CacheOptions.sync_timeout`.
 
     The cache is a runnable: `start` runs every informer until cancelled. Informers
-    asked for after the start begin at once.
+    asked for after the start begin at once; `remove_informer` stops one.
+
+    The namespaces it watches may change while it runs: `set_namespaces`, or
+    `CacheOptions.namespace_selector` to follow the namespaces a label selector picks.
+
+    It implements `pyctrl.client.WriteObserver`: the `pyctrl.client.Client` that reads
+    through it tells it of every write, and reads of a written object wait until the
+    cache shows that write (see `CacheOptions.read_your_own_writes`).
 
     Args:
         rest: The `pyctrl.client.RESTClient` to list and watch through.
@@ -98,6 +109,25 @@ class Cache:
         self._informers: dict[tuple[GroupVersionKind, bool], SharedInformer] = {}
         self._shards: dict[GroupVersionKind, SlotAssignment] = {}
         self._sources: dict[tuple[GroupVersionKind, bool], RESTSource] = {}
+        self._tasks: dict[tuple[GroupVersionKind, bool], asyncio.Task[None]] = {}
+        # Informers that follow the cache-wide namespaces (no ByObject namespaces of their own).
+        self._followers: set[tuple[GroupVersionKind, bool]] = set()
+        self._scope: tuple[str, ...] | None = tuple(self.options.namespaces) or None
+        self._dynamic = False
+        self._own_writes = OwnWrites()
+        self._selector: NamespaceFollower | None = None
+        if self.options.namespace_selector is not None:
+            self._selector = NamespaceFollower(
+                selector_string(self.options.namespace_selector) or "",
+                self._selected,
+                rest=rest,
+                mapper=mapper,
+                scheme=self._scheme,
+                options=self.options,
+                clock=self._clock,
+                random=self._random,
+            )
+            self._scope = ()
         self._tg: asyncio.TaskGroup | None = None
         self._started = asyncio.Event()
         self._ran = False
@@ -122,8 +152,14 @@ class Cache:
         try:
             async with asyncio.TaskGroup() as tg:
                 self._tg = tg
-                for shared in self._informers.values():
-                    self._run(shared)
+                if self._selector is not None:
+                    tg.create_task(
+                        self._selector.run(),
+                        name=f"informer {self._selector.informer.description}",
+                        context=contextvars.Context(),
+                    )
+                for key, shared in self._informers.items():
+                    self._run(key, shared)
                 self._started.set()
                 _log.info("cache started", informers=len(self._informers))
                 await asyncio.Event().wait()
@@ -131,12 +167,75 @@ class Cache:
             self._tg = None
             self._stopped = True
 
-    def _run(self, shared: SharedInformer) -> None:
+    def _run(self, key: tuple[GroupVersionKind, bool], shared: SharedInformer) -> None:
         assert self._tg is not None
         # A fresh context: an informer asked for inside a reconcile must not log as it.
-        self._tg.create_task(
-            shared.run(), name=f"informer {shared.description}", context=contextvars.Context()
+        self._tasks[key] = self._tg.create_task(
+            self._informer_main(key, shared),
+            name=f"informer {shared.description}",
+            context=contextvars.Context(),
         )
+
+    async def _informer_main(
+        self, key: tuple[GroupVersionKind, bool], shared: SharedInformer
+    ) -> None:
+        if self._selector is not None and key in self._followers:
+            # Which namespaces to watch is not known before the selected ones are listed.
+            await self._selector.known.wait()
+            shared.set_scope(self._scope)
+        await shared.run()
+
+    def _every(self) -> list[SharedInformer]:
+        every = list(self._informers.values())
+        if self._selector is not None:
+            every.append(self._selector.informer)
+        return every
+
+    # namespaces ------------------------------------------------------------------------
+
+    @property
+    def namespaces(self) -> tuple[str, ...] | None:
+        """The namespaces namespaced types are cached in now; None for all of them.
+
+        Types given namespaces of their own (`ByObject.namespaces`) keep those.
+        """
+        return self._scope
+
+    def set_namespaces(self, namespaces: Iterable[str] | None) -> None:
+        """Cache namespaced types in these namespaces from now on (None: all; empty: none).
+
+        Takes effect at once, also while the cache runs: each informer starts watching
+        the namespaces added (a list, then a watch, per namespace) and drops the objects
+        of the namespaces removed, telling its handlers with a delete for each. Reads
+        of a namespace no longer cached find nothing. Types with `ByObject.namespaces`
+        of their own are not affected.
+
+        Raises:
+            ValueError: a name is empty, or the cache follows
+                `CacheOptions.namespace_selector` (which sets the namespaces itself).
+            TypeError: ``namespaces`` is a single string.
+        """
+        if self._selector is not None:
+            raise ValueError(
+                "Cache.set_namespaces: this cache follows the namespace selector "
+                f"{self._selector.selector!r}; it chooses the namespaces itself"
+            )
+        scope = None if namespaces is None else check_namespaces("Cache.set_namespaces", namespaces)
+        self._dynamic = True
+        self._set_scope(scope)
+
+    def _selected(self, names: tuple[str, ...]) -> None:
+        self._set_scope(names)
+
+    def _set_scope(self, scope: tuple[str, ...] | None) -> None:
+        if scope == self._scope:
+            return
+        _log.info("cached namespaces changed", namespaces=list(scope) if scope else scope)
+        self._scope = scope
+        for key in self._followers:
+            shared = self._informers.get(key)
+            if shared is not None:
+                shared.set_scope(scope)
 
     async def wait_started(self) -> None:
         """Wait until `start` is running."""
@@ -161,7 +260,7 @@ class Cache:
         try:
             async with self._clock.timeout_at(deadline):
                 await self._started.wait()
-                while pending := [s for s in self._informers.values() if not s.synced()]:
+                while pending := [s for s in self._every() if not s.synced()]:
                     for shared in pending:
                         await shared.wait_synced()
         except TimeoutError:
@@ -171,7 +270,7 @@ class Cache:
                 ) from None
             unsynced = [
                 s.description + (f" (last error: {s.last_error()})" if s.last_error() else "")
-                for s in self._informers.values()
+                for s in self._every()
                 if not s.synced()
             ]
             raise CacheSyncTimeoutError(
@@ -180,11 +279,11 @@ class Cache:
 
     def synced(self) -> bool:
         """True if the cache runs and every informer has completed its first list."""
-        return self.started and all(s.synced() for s in self._informers.values())
+        return self.started and all(s.synced() for s in self._every())
 
     def healthy(self) -> bool:
         """True if the cache runs and no informer has been failing for too long."""
-        return self.started and all(s.healthy() for s in self._informers.values())
+        return self.started and all(s.healthy() for s in self._every())
 
     def check_ready(self) -> None:
         """A readiness check (`pyctrl.healthz.Checker`): synced and healthy, or raise.
@@ -195,7 +294,7 @@ class Cache:
         if not self.started:
             raise CacheNotReadyError("cache not started")
         problems = []
-        for shared in self._informers.values():
+        for shared in self._every():
             synced, healthy = shared.synced(), shared.healthy()
             if synced and healthy:
                 continue
@@ -209,7 +308,7 @@ class Cache:
 
     def status(self) -> list[InformerStatus]:
         """The status of every informer."""
-        return [shared.status() for shared in self._informers.values()]
+        return [shared.status() for shared in self._every()]
 
     # informers -------------------------------------------------------------------------
 
@@ -256,15 +355,15 @@ class Cache:
             if assignment is None
             else ShardedSource(self._rest, self._mapper, gvk, assignment=assignment, **source_args)
         )
+        follows = by_type.namespaces is None
         config = InformerConfig(
-            namespaces=tuple(
-                by_type.namespaces if by_type.namespaces is not None else options.namespaces
-            ),
+            namespaces=tuple(by_type.namespaces or ()) if not follows else self._scope or (),
             transform=by_type.transform or options.default_transform,
             metadata_only=metadata_only,
             resync_period=options.sync_period,
             backoff=options.backoff,
             page_size=options.page_size,
+            watch_list=options.watch_list,
             min_watch_timeout=options.min_watch_timeout,
             idle_timeout=options.watch_idle_timeout,
             unhealthy_after=options.unhealthy_after,
@@ -280,10 +379,13 @@ class Cache:
         if assignment is not None:
             shared.add_index(UID_INDEX, _uid_of)
             shard_objects.labels(shared.description).set_function(lambda: len(shared.store))
+        if follows:
+            self._followers.add(key)
+            shared.set_scope(self._scope)
         self._informers[key] = shared
         self._sources[key] = source
         if self._tg is not None:
-            self._run(shared)
+            self._run(key, shared)
         return shared
 
     def shard(self, type_: type[Any] | GroupVersionKind, assignment: SlotAssignment) -> None:
@@ -305,6 +407,34 @@ class Cache:
                 "shard a type before anything reads or watches it"
             )
         self._shards[gvk] = assignment
+
+    def remove_informer(
+        self,
+        type_: type[Any],
+        *,
+        gvk: GroupVersionKind | None = None,
+        metadata_only: bool | None = None,
+    ) -> bool:
+        """Stop the informer of a type and forget it (controller-runtime's ``RemoveInformer``).
+
+        Its watches close, its handlers stop, its objects are dropped. A later read or
+        `get_informer` of the type starts a new one (unless
+        `CacheOptions.reader_fail_on_missing_informer`).
+
+        Returns:
+            Whether there was such an informer.
+        """
+        key = self._key(type_, gvk, metadata_only)
+        shared = self._informers.pop(key, None)
+        if shared is None:
+            return False
+        self._sources.pop(key, None)
+        self._followers.discard(key)
+        task = self._tasks.pop(key, None)
+        if task is not None:
+            task.cancel()
+        _log.info("informer removed", type=shared.description)
+        return True
 
     def get_informer(
         self,
@@ -359,25 +489,148 @@ class Cache:
 
     # reads -----------------------------------------------------------------------------
 
-    async def _ready(self, type_: type[Any], gvk: GroupVersionKind | None) -> SharedInformer:
+    async def _ready(
+        self, type_: type[Any], gvk: GroupVersionKind | None, namespace: str | None = None
+    ) -> SharedInformer:
         if not self.started:
             raise CacheNotStartedError(
                 "the cache is not running: reads must wait until Cache.start is running "
                 "(the Manager starts it)"
             )
-        shared = self._shared(*self._key(type_, gvk, None))
+        key = self._key(type_, gvk, None)
+        if self.options.reader_fail_on_missing_informer and key not in self._informers:
+            raise ResourceNotCachedError(
+                f"{key[0]}{' (metadata only)' if key[1] else ''} has no informer in the cache "
+                "and reader_fail_on_missing_informer is set: start one with "
+                "Cache.get_informer first, or read it from the API server"
+            )
+        shared = self._shared(*key)
         # Bounded, so that a read of a type the operator may not list (403) or that the
         # server does not serve fails with the reason instead of hanging its reconcile.
         await shared.wait_synced(self.options.sync_timeout)
+        if shared.namespaced and not shared.namespace_synced(namespace or None):
+            await self._wait_namespace(shared, namespace or None)
         return shared
 
-    def _check_namespace(self, shared: SharedInformer, namespace: str) -> None:
-        watched = shared.config.namespaces
-        if watched and namespace not in watched:
-            raise ValueError(
-                f"namespace {namespace!r} is not cached for {shared.description}: "
-                f"the cache watches only {', '.join(watched)}"
+    async def _wait_namespace(self, shared: SharedInformer, namespace: str | None) -> None:
+        """Wait until a namespace added at run time (each, for None) has been listed."""
+        timeout = self.options.sync_timeout
+        deadline = None if timeout is None else self._clock.now() + timeout
+        try:
+            async with self._clock.timeout_at(deadline):
+                while not shared.namespace_synced(namespace):
+                    await shared.wait_progress()
+        except TimeoutError:
+            error = shared.last_error()
+            raise CacheSyncTimeoutError(
+                f"namespace {namespace or '(all)'!r} of {shared.description} was not listed within "
+                f"{timeout:g}s" + (f"; last error: {error}" if error else "")
+            ) from None
+
+    def _check_namespace(self, shared: SharedInformer, namespace: str) -> bool:
+        """Whether ``namespace`` is cached; raise if it never was meant to be."""
+        watched = shared.scope
+        if watched is None or namespace in watched:
+            return True
+        if self._dynamic or self._selector is not None:
+            return False  # not cached now: its objects are not in the cache
+        raise ValueError(
+            f"namespace {namespace!r} is not cached for {shared.description}: "
+            f"the cache watches only {', '.join(watched)}"
+        )
+
+    # own writes ------------------------------------------------------------------------
+
+    def _tracks(self, gvk: GroupVersionKind) -> bool:
+        return self.options.read_your_own_writes and any(key[0] == gvk for key in self._informers)
+
+    def note_write(
+        self, gvk: GroupVersionKind, namespace: str, name: str, resource_version: str
+    ) -> None:
+        """Remember that the client wrote ``namespace/name`` and got ``resource_version``.
+
+        Reads of that object wait until the cache shows it (`CacheOptions.read_your_own_writes`).
+        Types without an informer are not tracked.
+        """
+        if not resource_version or not self._tracks(gvk):
+            return
+        now = self._clock.now()
+        write = PendingWrite(resource_version, False, "", now + self.options.own_writes_timeout)
+        self._own_writes.record(gvk, (namespace, name), write, now)
+
+    def note_delete(self, gvk: GroupVersionKind, namespace: str, name: str, uid: str) -> None:
+        """Remember that the client deleted ``namespace/name`` (of ``uid``, when known).
+
+        Reads of that name wait until it has left the cache.
+        """
+        if not self._tracks(gvk):
+            return
+        now = self._clock.now()
+        write = PendingWrite("", True, uid, now + self.options.own_writes_timeout)
+        self._own_writes.record(gvk, (namespace, name), write, now)
+
+    async def wait_for_own_writes(
+        self,
+        type_: type[Any],
+        name: str | None = None,
+        namespace: str | None = None,
+        *,
+        gvk: GroupVersionKind | None = None,
+    ) -> bool:
+        """Wait until the cache shows the client's writes of one object (or of a type).
+
+        With ``name``, the object ``namespace/name``; without, every object of the type
+        (in ``namespace``, or everywhere). Controllers call it before each reconcile of
+        a key. Does nothing for a type with no informer.
+
+        Returns:
+            False if a wait timed out (the cache may still be behind), else True.
+        """
+        key = self._key(type_, gvk, None)
+        shared = self._informers.get(key)
+        if shared is None or not len(self._own_writes):
+            return True
+        return await self._caught_up(shared, namespace, name)
+
+    async def _caught_up(
+        self, shared: SharedInformer, namespace: str | None, name: str | None
+    ) -> bool:
+        gvk = shared.gvk
+        if not shared.namespaced:
+            namespace = ""
+        if name is not None:
+            keys = [(namespace or "", name)]
+        else:
+            keys = list(self._own_writes.of_type(gvk, namespace or None))
+        caught_up = True
+        for key in keys:
+            write = self._own_writes.get(gvk, key)
+            if write is None:
+                continue
+            if not write.caught_up(shared, key):
+                caught_up = await self._wait_write(shared, key, write) and caught_up
+            self._own_writes.discard(gvk, key, write)
+        return caught_up
+
+    async def _wait_write(self, shared: SharedInformer, key: Key, write: PendingWrite) -> bool:
+        label = f"{shared.gvk.api_version}/{shared.gvk.kind}"
+        try:
+            async with self._clock.timeout_at(write.deadline):
+                while not write.caught_up(shared, key):
+                    await shared.wait_progress()
+        except TimeoutError:
+            metrics.cache_own_write_waits_total.labels(label, "timeout").inc()
+            _log.warning(
+                "cache did not show the client's own write in time; reading what it has",
+                type=shared.description,
+                namespace=key[0],
+                name=key[1],
+                written=write.resource_version or "deleted",
+                timeout=self.options.own_writes_timeout,
             )
+            return False
+        metrics.cache_own_write_waits_total.labels(label, "caught_up").inc()
+        return True
 
     async def get(
         self,
@@ -399,14 +652,17 @@ class Cache:
         """
         if not name:
             raise ValueError("Cache.get: name must not be empty")
-        shared = await self._ready(type_, gvk)
+        shared = await self._ready(type_, gvk, namespace)
         ns = ""
+        cached = True
         if shared.namespaced:
             if not namespace:
                 raise ValueError(f"{shared.description} is namespaced: get() needs a namespace")
-            self._check_namespace(shared, namespace)
+            cached = self._check_namespace(shared, namespace)
             ns = namespace
-        entry = shared.store.get((ns, name))
+        if cached and len(self._own_writes):
+            await self._caught_up(shared, ns, name)
+        entry = shared.store.get((ns, name)) if cached else None
         if entry is None:
             source = self._sources.get((shared.gvk, shared.config.metadata_only))
             plural = (source.plural if source else None) or shared.gvk.kind.lower()
@@ -453,11 +709,14 @@ class Cache:
             raise ValueError(f"Cache.list: limit must be > 0, got {limit}")
         selector = labels if isinstance(labels, Selector) else parse_labels(labels)
         requirements = field_requirements(fields)
-        shared = await self._ready(type_, gvk)
+        shared = await self._ready(type_, gvk, namespace)
         scope: str | None = None
         if shared.namespaced and namespace:
-            self._check_namespace(shared, namespace)
+            if not self._check_namespace(shared, namespace):
+                return ObjectList(resource_version=shared.status().resource_version)
             scope = namespace
+        if len(self._own_writes):
+            await self._caught_up(shared, scope, None)
         pairs = shared.select(namespace=scope, labels=selector, fields=requirements)
         start = 0
         if continue_:

@@ -2,7 +2,10 @@
 
 A `SharedInformer` owns the store for one GroupVersionKind (full objects, or metadata
 only), the reflectors that fill it (one for all namespaces, or one per watched
-namespace), and the event handlers registered on it. Each handler gets its own queue
+namespace), and the event handlers registered on it. The namespaces it watches may
+change while it runs (`SharedInformer.set_scope`): a namespace added gets a reflector of
+its own, and the objects of a namespace dropped leave the store with a delete to each
+handler. Each handler gets its own queue
 and its own task, so a slow handler delays only itself, and a failing one is logged
 and counted without stopping anything. `Informer` is the typed view of a shared
 informer that users hold: the objects it hands to handlers are of the view's type.
@@ -114,12 +117,14 @@ class InformerConfig:
     """How one shared informer lists, watches, stores and recovers.
 
     Attributes:
-        namespaces: Namespaces to watch; empty for all. Ignored for cluster-scoped types.
+        namespaces: Namespaces to watch at start; empty for all. Ignored for cluster-scoped
+            types. `SharedInformer.set_scope` changes them while it runs.
         transform: Applied to every object (as decoded JSON) before it is stored.
         metadata_only: Keep only ``apiVersion``, ``kind`` and ``metadata``.
         resync_period: Base seconds between resyncs (jittered by [0.9, 1.1)); None: never.
         backoff: Retry policy for failed lists and watches.
         page_size: Objects per list page.
+        watch_list: List by streaming (``sendInitialEvents``) when the server supports it.
         min_watch_timeout: Watches last a random time in [min, 2*min) seconds.
         idle_timeout: Seconds of silence after which a watch is presumed dead.
         unhealthy_after: Seconds of continuous failure after which it reports unhealthy.
@@ -131,6 +136,7 @@ class InformerConfig:
     resync_period: float | None = 36000.0
     backoff: BackoffPolicy = field(default_factory=BackoffPolicy)
     page_size: int | None = 500
+    watch_list: bool = True
     min_watch_timeout: float = 300.0
     idle_timeout: float | None = 330.0
     unhealthy_after: float = 30.0
@@ -288,6 +294,7 @@ class SharedInformer:
         scheme: Decodes objects into typed ones for handlers and reads.
         clock: Times backoff, resyncs and health.
         random: Jitter source, floats in [0, 1).
+        description: Names it in logs, metrics and errors (default: the type).
     """
 
     def __init__(
@@ -299,6 +306,7 @@ class SharedInformer:
         scheme: Scheme,
         clock: Clock,
         random: Callable[[], float],
+        description: str | None = None,
     ) -> None:
         self.gvk = gvk
         self.config = config
@@ -307,13 +315,21 @@ class SharedInformer:
         self._scheme = scheme
         self._clock = clock
         self._random = random
-        self.description = f"{gvk.api_version}/{gvk.kind}" + (
+        self.description = description or f"{gvk.api_version}/{gvk.kind}" + (
             " (metadata)" if config.metadata_only else ""
         )
         self._label = self.description
         self._log = _log.bind(type=self.description)
         self._listeners: list[_Listener] = []
-        self._reflectors: list[Reflector] = []
+        # By namespace (None: all namespaces), with the task that runs each.
+        self._reflectors: dict[str | None, Reflector] = {}
+        self._reflector_tasks: dict[str | None, asyncio.Task[None]] = {}
+        self._scope: tuple[str, ...] | None = config.namespaces or None
+        self._resolved = False
+        # Counts of reflectors stopped by a change of scope, so totals never go down.
+        self._retired_reconnects = 0
+        self._retired_relists = 0
+        self._progress: asyncio.Event | None = None
         self._tg: asyncio.TaskGroup | None = None
         self._synced = asyncio.Event()
         self._running = False
@@ -343,27 +359,11 @@ class SharedInformer:
                 if self.config.resync_period:
                     tg.create_task(self._resync_loop(), name=f"resync {self.description}")
                 self.namespaced = await self._resolve()
-                scopes: Sequence[str | None] = (
-                    self.config.namespaces if self.namespaced and self.config.namespaces else [None]
-                )
-                for namespace in scopes:
-                    reflector = Reflector(
-                        source=self._source,
-                        sink=self,
-                        prepare=self.prepare,
-                        clock=self._clock,
-                        random=self._random,
-                        namespace=namespace,
-                        description=self.description,
-                        backoff=self.config.backoff,
-                        page_size=self.config.page_size,
-                        min_watch_timeout=self.config.min_watch_timeout,
-                        idle_timeout=self.config.idle_timeout,
-                    )
-                    self._reflectors.append(reflector)
-                    tg.create_task(
-                        reflector.run(), name=f"reflector {self.description} {namespace or '*'}"
-                    )
+                self._resolved = True
+                self._apply_scope()
+                self.status_changed(None)
+                # Run until cancelled, even while no namespace is watched (an empty scope).
+                await asyncio.Event().wait()
         finally:
             self._tg = None
             self._stopped = True
@@ -371,6 +371,115 @@ class SharedInformer:
                 self._health_timer.cancel()
             metrics.informer_synced.labels(self._label).set(0)
             metrics.informer_healthy.labels(self._label).set(0)
+
+    # scope -------------------------------------------------------------------------------
+
+    @property
+    def scope(self) -> tuple[str, ...] | None:
+        """The namespaces watched now; None for all of them."""
+        return self._scope
+
+    def set_scope(self, namespaces: Iterable[str] | None) -> None:
+        """Watch these namespaces from now on (None: all of them; empty: none).
+
+        A namespace added gets its own reflector, which lists it and then watches it; the
+        objects of a namespace dropped leave the store at once, each with a delete to every
+        handler. Cluster-scoped types ignore the scope.
+        """
+        scope = None if namespaces is None else tuple(dict.fromkeys(namespaces))
+        if scope == self._scope:
+            return
+        self._scope = scope
+        if self._resolved and self._tg is not None:
+            self._apply_scope()
+            self.status_changed(None)
+
+    def _wanted(self) -> list[str | None]:
+        if not self.namespaced or self._scope is None:
+            return [None]
+        return list(self._scope)
+
+    def _apply_scope(self) -> None:
+        wanted = self._wanted()
+        for namespace in [ns for ns in self._reflectors if ns not in wanted]:
+            self._stop_reflector(namespace)
+        if None not in wanted:
+            keep = set(wanted)
+            for namespace in self.store.namespaces():
+                if namespace not in keep:
+                    self._purge(namespace)
+        for namespace in wanted:
+            if namespace not in self._reflectors:
+                self._start_reflector(namespace)
+
+    def _start_reflector(self, namespace: str | None) -> None:
+        assert self._tg is not None
+        reflector = Reflector(
+            source=self._source,
+            sink=self,
+            prepare=self.prepare,
+            clock=self._clock,
+            random=self._random,
+            namespace=namespace,
+            description=self.description,
+            backoff=self.config.backoff,
+            page_size=self.config.page_size,
+            min_watch_timeout=self.config.min_watch_timeout,
+            idle_timeout=self.config.idle_timeout,
+            watch_list=self.config.watch_list,
+        )
+        self._reflectors[namespace] = reflector
+        self._reflector_tasks[namespace] = self._tg.create_task(
+            reflector.run(), name=f"reflector {self.description} {namespace or '*'}"
+        )
+        if namespace is not None and self._synced.is_set():
+            self._log.info("watching namespace", namespace=namespace)
+
+    def _stop_reflector(self, namespace: str | None) -> None:
+        reflector = self._reflectors.pop(namespace)
+        self._retired_reconnects += reflector.reconnects
+        self._retired_relists += reflector.relists
+        self._reflector_tasks.pop(namespace).cancel()
+        if namespace is not None:
+            self._log.info("stopped watching namespace", namespace=namespace)
+
+    def _purge(self, namespace: str) -> None:
+        """Drop a namespace's objects, telling every handler they are gone."""
+        for key, entry in list(self.store.items(namespace)):
+            self.store.remove(key)
+            self._notify((_DELETE, None, entry, False))
+
+    def namespace_synced(self, namespace: str | None) -> bool:
+        """Whether the reflector covering ``namespace`` (each, for None) has listed.
+
+        True for a namespace no reflector covers. A namespace added to the scope is not
+        synced until its first list is complete.
+        """
+        every = self._reflectors.get(None)
+        if every is not None:
+            return every.listed
+        if namespace is None:
+            return all(r.listed for r in self._reflectors.values())
+        reflector = self._reflectors.get(namespace)
+        return reflector is None or reflector.listed
+
+    def reflector_for(self, namespace: str) -> Reflector | None:
+        """The reflector whose watch covers ``namespace`` ("" for cluster-scoped objects)."""
+        return self._reflectors.get(None) or self._reflectors.get(namespace or None)
+
+    # progress ----------------------------------------------------------------------------
+
+    def _progressed(self) -> None:
+        event = self._progress
+        if event is not None:
+            self._progress = None
+            event.set()
+
+    async def wait_progress(self) -> None:
+        """Return after the next change, list, bookmark or change of state of the store."""
+        if self._progress is None:
+            self._progress = asyncio.Event()
+        await self._progress.wait()
 
     async def _resolve(self) -> bool:
         backoff = Backoff(self.config.backoff, self._clock, self._random)
@@ -439,8 +548,15 @@ class SharedInformer:
         for listener in self._listeners:
             listener.push(note)
 
+    def _current(self, reflector: Reflector) -> bool:
+        # A reflector stopped by a change of scope may not touch the store any more.
+        return self._reflectors.get(reflector.namespace) is reflector
+
     def replaced(self, reflector: Reflector, items: list[tuple[Key, Entry]]) -> None:
         """Apply a completed list from ``reflector``; see `ReflectorSink`."""
+        if not self._current(reflector):
+            return
+        self._progressed()
         initial = not reflector.listed and not self._synced.is_set()
         for _, old, new in self.store.replace(items, reflector.namespace):
             if old is None:
@@ -453,6 +569,9 @@ class SharedInformer:
 
     def changed(self, reflector: Reflector, event_type: str, key: Key, entry: Entry) -> None:
         """Apply a watch event from ``reflector``; see `ReflectorSink`."""
+        if not self._current(reflector):
+            return
+        self._progressed()
         if event_type == "DELETED":
             if self.store.remove(key) is not None:
                 self._notify((_DELETE, None, entry, False))
@@ -463,12 +582,17 @@ class SharedInformer:
         elif old.resource_version != entry.resource_version:
             self._notify((_UPDATE, old, entry, False))
 
-    def status_changed(self, reflector: Reflector) -> None:
-        """Note a reflector's progress; see `ReflectorSink`."""
+    def progressed(self, reflector: Reflector) -> None:
+        """Note a bookmark; see `ReflectorSink`."""
+        self._progressed()
+
+    def status_changed(self, reflector: Reflector | None) -> None:
+        """Note a reflector's progress (or a change of scope); see `ReflectorSink`."""
+        self._progressed()
         if (
             not self._synced.is_set()
-            and self._reflectors
-            and all(r.listed for r in self._reflectors)
+            and self._resolved
+            and all(r.listed for r in self._reflectors.values())
         ):
             self._synced.set()
             self._log.info("informer synced", objects=len(self.store))
@@ -601,7 +725,7 @@ class SharedInformer:
             ) from None
 
     def _failing_since(self) -> float | None:
-        times = [r.failing_since for r in self._reflectors if r.failing_since is not None]
+        times = [r.failing_since for r in self._reflectors.values() if r.failing_since is not None]
         if self._resolve_failing_since is not None:
             times.append(self._resolve_failing_since)
         return min(times) if times else None
@@ -617,7 +741,7 @@ class SharedInformer:
         """The most recent failure message, if any."""
         errors = [
             (r.last_error_time, r.last_error)
-            for r in self._reflectors
+            for r in self._reflectors.values()
             if r.last_error is not None and r.last_error_time is not None
         ]
         if self._resolve_error is not None and self._resolve_error_time is not None:
@@ -629,24 +753,25 @@ class SharedInformer:
             return "stopped"
         if not self._running:
             return "pending"
-        if self._resolving or not self._reflectors:
+        if self._resolving or not self._resolved:
             return "resolving"
-        states = {type(r.state).__name__ for r in self._reflectors}
+        states = {type(r.state).__name__ for r in self._reflectors.values()}
         if "BackingOff" in states:
             return "backoff"
         if "Listing" in states:
             return "listing"
-        if not all(r.watching for r in self._reflectors):
+        if not all(r.watching for r in self._reflectors.values()):
             return "connecting"
         return "watching"
 
     def status(self) -> InformerStatus:
         """A snapshot of the informer's state and health."""
         last_error = self.last_error()
-        error_times = [r.last_error_time for r in self._reflectors if r.last_error_time]
+        reflectors = list(self._reflectors.values())
+        error_times = [r.last_error_time for r in reflectors if r.last_error_time]
         if self._resolve_error_time is not None:
             error_times.append(self._resolve_error_time)
-        sync_times = [r.last_sync_time for r in self._reflectors if r.last_sync_time is not None]
+        sync_times = [r.last_sync_time for r in reflectors if r.last_sync_time is not None]
         return InformerStatus(
             gvk=self.gvk,
             metadata_only=self.config.metadata_only,
@@ -657,17 +782,19 @@ class SharedInformer:
             last_error=last_error,
             last_error_time=max(error_times) if error_times else None,
             last_sync_time=max(sync_times) if sync_times else None,
-            reconnects=sum(r.reconnects for r in self._reflectors),
-            relists=sum(r.relists for r in self._reflectors),
+            reconnects=self._retired_reconnects + sum(r.reconnects for r in reflectors),
+            relists=self._retired_relists + sum(r.relists for r in reflectors),
             handler_errors=self._handler_errors,
-            resource_version=(
-                self._reflectors[0].resource_version if len(self._reflectors) == 1 else ""
-            ),
+            resource_version=(reflectors[0].resource_version if len(reflectors) == 1 else ""),
         )
 
     def _publish(self) -> None:
         """Update the metrics and arm a timer for the moment health runs out."""
-        reconnects = sum(r.reconnects + r.relists for r in self._reflectors)
+        reconnects = (
+            self._retired_reconnects
+            + self._retired_relists
+            + sum(r.reconnects + r.relists for r in self._reflectors.values())
+        )
         counter = metrics.informer_reconnects_total.labels(self._label)
         if reconnects > self._published_reconnects:
             counter.inc(reconnects - self._published_reconnects)

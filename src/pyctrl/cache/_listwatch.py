@@ -78,14 +78,24 @@ class RESTSource:
         return query
 
     async def list(
-        self, *, namespace: str | None, limit: int | None, continue_: str | None
+        self,
+        *,
+        namespace: str | None,
+        limit: int | None,
+        continue_: str | None,
+        resource_version: str = "",
+        resource_version_match: str | None = None,
     ) -> ListPage:
-        """One page of the list (a consistent read: no resourceVersion is sent)."""
+        """One page of the list, at ``resource_version`` (a consistent read when empty)."""
         query = self._selectors()
         if limit:
             query["limit"] = str(limit)
         if continue_:
             query["continue"] = continue_
+        if resource_version:
+            query["resourceVersion"] = resource_version
+        if resource_version_match:
+            query["resourceVersionMatch"] = resource_version_match
         response = await self._rest.request(
             "GET",
             self._path(namespace),
@@ -112,15 +122,23 @@ class RESTSource:
         resource_version: str,
         timeout_seconds: int,
         idle_timeout: float | None,
+        send_initial_events: bool = False,
     ) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
-        """A watch with bookmarks from ``resource_version``; yields decoded events."""
+        """A watch with bookmarks from ``resource_version``; yields decoded events.
+
+        With ``send_initial_events``, a streaming list (see `ListerWatcher.watch`).
+        """
         query = self._selectors()
         query.update(
             watch="true",
             allowWatchBookmarks="true",
-            resourceVersion=resource_version,
             timeoutSeconds=str(timeout_seconds),
         )
+        if resource_version or not send_initial_events:
+            query["resourceVersion"] = resource_version
+        if send_initial_events:
+            query["sendInitialEvents"] = "true"
+            query["resourceVersionMatch"] = "NotOlderThan"
         async with self._rest.stream(
             self._path(namespace),
             query=query,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -14,7 +14,7 @@ from pyctrl.labels import parse as parse_labels
 if TYPE_CHECKING:
     from pyctrl.meta import GroupVersionKind
 
-__all__ = ["ByObject", "CacheOptions", "Transform", "strip_managed_fields"]
+__all__ = ["ByObject", "CacheOptions", "Transform", "check_namespaces", "strip_managed_fields"]
 
 Transform: TypeAlias = Callable[[dict[str, Any]], dict[str, Any]]
 """A function applied to every object (its decoded JSON) before the cache stores it.
@@ -35,7 +35,13 @@ def strip_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _check_namespaces(where: str, namespaces: Sequence[str] | None) -> tuple[str, ...] | None:
+def check_namespaces(where: str, namespaces: Iterable[str] | None) -> tuple[str, ...] | None:
+    """Validated, de-duplicated namespace names (None stays None).
+
+    Raises:
+        TypeError: a single string was given.
+        ValueError: a name is empty or not a string.
+    """
     if namespaces is None:
         return None
     if isinstance(namespaces, str):
@@ -116,7 +122,7 @@ class ByObject:
             raise SelectorError(f"ByObject.labels: {exc}") from None
         if isinstance(self.fields, str):
             field_selector_string(self.fields)
-        object.__setattr__(self, "namespaces", _check_namespaces("ByObject", self.namespaces))
+        object.__setattr__(self, "namespaces", check_namespaces("ByObject", self.namespaces))
         if self.transform is not None and not callable(self.transform):
             raise TypeError(f"ByObject.transform must be callable, got {self.transform!r}")
 
@@ -147,6 +153,24 @@ class CacheOptions:
             informer has not synced yet waits for it, before raising
             `pyctrl.errors.CacheSyncTimeoutError` with the informer's last error
             (2 minutes, controller-runtime's ``CacheSyncTimeout``). None waits forever.
+        namespace_selector: Follow the namespaces whose labels match this selector,
+            live: a namespace is watched from the moment it matches and dropped (its
+            objects leave the cache, with deletes to handlers) when it stops matching
+            or is deleted. Replaces ``namespaces``; costs one metadata-only watch of
+            Namespaces.
+        reader_fail_on_missing_informer: A read (`Cache.get`, `Cache.list`) of a type
+            that has no informer yet raises `ResourceNotCachedError` instead of
+            starting one (controller-runtime's ``ReaderFailOnMissingInformer``).
+        read_your_own_writes: A cached read of an object written through the
+            manager's client, and the next reconcile of its key, wait until the cache
+            shows that write (or a newer version); after a delete, until the object
+            has left the cache. On by default.
+        own_writes_timeout: How long such a read waits at most, counted from the write
+            (5 seconds); then it goes on with what the cache has, logs a warning and
+            counts ``pyctrl_cache_own_write_waits_total{result="timeout"}``.
+        watch_list: List by streaming (a watch with ``sendInitialEvents=true``, as
+            client-go 1.35 does by default) when the server supports it; servers that
+            refuse it are listed page by page.
     """
 
     namespaces: Sequence[str] = ()
@@ -160,11 +184,28 @@ class CacheOptions:
     watch_idle_timeout: float | None = 330.0
     unhealthy_after: float = 30.0
     sync_timeout: float | None = 120.0
+    namespace_selector: str | Mapping[str, str] | Selector | None = None
+    reader_fail_on_missing_informer: bool = False
+    read_your_own_writes: bool = True
+    own_writes_timeout: float = 5.0
+    watch_list: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "namespaces", _check_namespaces("CacheOptions", self.namespaces) or ()
+            self, "namespaces", check_namespaces("CacheOptions", self.namespaces) or ()
         )
+        if self.namespace_selector is not None:
+            try:
+                selector_string(self.namespace_selector)
+            except SelectorError as exc:
+                raise SelectorError(f"CacheOptions.namespace_selector: {exc}") from None
+            if self.namespaces:
+                raise ValueError("CacheOptions: give namespaces or namespace_selector, not both")
+        if not _is_number(self.own_writes_timeout) or self.own_writes_timeout <= 0:
+            raise ValueError(
+                f"CacheOptions.own_writes_timeout must be > 0 seconds, "
+                f"got {self.own_writes_timeout!r}"
+            )
         for name in ("sync_period", "watch_idle_timeout", "sync_timeout"):
             value = getattr(self, name)
             if value is not None and (not _is_number(value) or value <= 0):

@@ -3,8 +3,16 @@
 A reflector is an explicit state machine (the shape kube-rs gives its watcher), one
 transition per `Reflector.step`:
 
-- `Listing`: list every object, page by page, and replace the store with the result
-  (deletes for vanished objects included); then watch from the list's resourceVersion.
+- `Listing`: list every object and replace the store with the result (deletes for
+  vanished objects included); then watch from the list's resourceVersion. With
+  streaming lists on (and the server supporting them), the list is a watch with
+  ``sendInitialEvents=true`` whose initial ADDED events end with a bookmark annotated
+  ``k8s.io/initial-events-end``; the same stream then goes on as the watch. Otherwise
+  the list is paged, and which version it asks for follows client-go's
+  ``relistResourceVersion``: ``"0"`` (any version, from the API server's watch cache)
+  the first time, the last version seen (``NotOlderThan``) after that, and ``""`` (a
+  consistent read, page by page from etcd) once the server has said it cannot serve
+  that version (410 Expired, or a resourceVersion too large).
 - `Watching`: watch from a resourceVersion with bookmarks on and a jittered server-side
   timeout; apply each event to the store. A normal end of the watch watches again from
   the last resourceVersion seen; ``410 Gone`` (the version is too old) lists again.
@@ -27,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl.cache._backoff import Backoff, BackoffPolicy
-from pyctrl.errors import APIError, GoneError
+from pyctrl.errors import APIError, GoneError, ServerTimeoutError
 from pyctrl.log import get_logger
 
 if TYPE_CHECKING:
@@ -55,6 +63,12 @@ _log = get_logger("pyctrl.cache")
 # watch open this long without an error proves the reflector has recovered.
 _SHORT_WATCH = 1.0
 _RETRY_WATCH_CODES = frozenset({429, 500, 502, 503, 504})
+# How an API server that does not know streaming lists refuses them: kube-apiserver before
+# 1.27 rejects resourceVersionMatch on a watch (422), later ones with the WatchList gate
+# off reject sendInitialEvents (422); some aggregated servers answer 400.
+_WATCH_LIST_REFUSED = frozenset({400, 422})
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+"""The annotation of the bookmark that ends a streaming list's initial events."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +94,19 @@ class ListerWatcher(Protocol):
     """
 
     async def list(
-        self, *, namespace: str | None, limit: int | None, continue_: str | None
+        self,
+        *,
+        namespace: str | None,
+        limit: int | None,
+        continue_: str | None,
+        resource_version: str = "",
+        resource_version_match: str | None = None,
     ) -> ListPage:
-        """Return one page of objects; raise `pyctrl.errors.APIError` on a failure status."""
+        """Return one page of objects; raise `pyctrl.errors.APIError` on a failure status.
+
+        ``resource_version`` and ``resource_version_match`` are sent as given when not
+        empty (``"0"``: any version; ``""``: a consistent read).
+        """
         ...
 
     def watch(
@@ -92,12 +116,16 @@ class ListerWatcher(Protocol):
         resource_version: str,
         timeout_seconds: int,
         idle_timeout: float | None,
+        send_initial_events: bool = False,
     ) -> AbstractAsyncContextManager[AsyncIterator[dict[str, Any]]]:
         """Open a watch; the iterator yields decoded events (``type`` and ``object``).
 
-        Entering the context raises `pyctrl.errors.APIError` if the server refuses the
-        watch. Iteration ends when the server closes the watch, and raises
-        `TimeoutError` if nothing arrives for ``idle_timeout`` seconds.
+        With ``send_initial_events`` it is a streaming list (``sendInitialEvents=true``,
+        ``resourceVersionMatch=NotOlderThan``): every object first, as ADDED, then a
+        bookmark annotated `INITIAL_EVENTS_END`, then the changes. Entering the context
+        raises `pyctrl.errors.APIError` if the server refuses the watch. Iteration ends
+        when the server closes the watch, and raises `TimeoutError` if nothing arrives
+        for ``idle_timeout`` seconds.
         """
         ...
 
@@ -115,6 +143,10 @@ class ReflectorSink(Protocol):
 
     def status_changed(self, reflector: Reflector) -> None:
         """The reflector's state, health or error changed."""
+        ...
+
+    def progressed(self, reflector: Reflector) -> None:
+        """The reflector's resourceVersion moved on without a change (a bookmark)."""
         ...
 
 
@@ -147,6 +179,28 @@ class ShortWatchError(Exception):
     """The server ended a watch at once without sending anything."""
 
 
+class _ContinueExpiredError(Exception):
+    """A list's continue token expired between two pages."""
+
+
+class InitialEventsError(Exception):
+    """A streaming list ended before the bookmark that closes its initial events."""
+
+
+def resource_version_unavailable(exc: BaseException) -> bool:
+    """Whether the server said it cannot serve the resourceVersion asked for.
+
+    410 Expired (older than its history), or kube-apiserver's 504 with the cause
+    ``ResourceVersionTooLarge`` (newer than it has seen): client-go's
+    ``isExpiredError`` and ``isTooLargeResourceVersionError``.
+    """
+    if isinstance(exc, GoneError):
+        return True
+    return isinstance(exc, ServerTimeoutError) and any(
+        cause.reason == "ResourceVersionTooLarge" for cause in exc.causes
+    )
+
+
 class Reflector:
     """Lists and watches one resource type in one namespace (or all) into a sink.
 
@@ -165,6 +219,8 @@ class Reflector:
             [min, 2*min) seconds, spreading reconnects out.
         idle_timeout: A watch from which nothing arrives for this long is presumed dead
             and re-established; None disables the check.
+        watch_list: List by streaming (``sendInitialEvents``) while the server supports
+            it; a server that refuses it is listed page by page from then on.
 
     Attributes:
         state: The state being executed (or next, between steps).
@@ -179,6 +235,8 @@ class Reflector:
         last_sync_time: Clock time of the last completed list.
         reconnects: Watches opened after the first one.
         relists: Lists after the first one.
+        watch_list_supported: False once the server refused a streaming list; None until
+            one was tried.
     """
 
     def __init__(
@@ -195,6 +253,7 @@ class Reflector:
         page_size: int | None = 500,
         min_watch_timeout: float = 300.0,
         idle_timeout: float | None = 330.0,
+        watch_list: bool = False,
     ) -> None:
         self._source = source
         self._sink = sink
@@ -220,6 +279,12 @@ class Reflector:
         self.relists = 0
         self._watched_once = False
         self._proving: TimerHandle | None = None
+        self._watch_list = watch_list
+        self.watch_list_supported: bool | None = None
+        # client-go's isLastSyncResourceVersionUnavailable and paginatedResult.
+        self._version_unavailable = False
+        self._paginated = False
+        self._watch_list_fallback = False
 
     async def run(self) -> None:
         """List, watch and recover forever; returns only by cancellation."""
@@ -243,24 +308,46 @@ class Reflector:
 
     # listing -------------------------------------------------------------------------
 
+    def relist_resource_version(self) -> str:
+        """The resourceVersion the next list asks for (client-go's ``relistResourceVersion``).
+
+        ``""`` (consistent) once the server said it cannot serve the last one; ``"0"``
+        (any, from the watch cache) before anything was seen; else the last one seen.
+        """
+        if self._version_unavailable:
+            return ""
+        return self.resource_version or "0"
+
     async def _list(self) -> State:
-        if self.listed:
+        fallback, self._watch_list_fallback = self._watch_list_fallback, False
+        if self.listed and not fallback:
             self.relists += 1
+        if self._watch_list and self.watch_list_supported is not False and not fallback:
+            # An empty version asks for a consistent snapshot, as client-go's watch-list.
+            return await self._watch(
+                "" if self._version_unavailable else self.resource_version, initial=True
+            )
+        version = self.relist_resource_version()
         try:
-            items, resource_version = await self._list_all(self._page_size)
-        except GoneError:
-            # The continue token expired mid-way (the server compacted): as client-go's
-            # pager does, fall back to one unpaginated list.
-            self._log.info("list continuation expired; listing without pages")
+            items, resource_version = await self._list_all(version)
+        except Exception as exc:
+            if not (version and resource_version_unavailable(exc)):
+                return self._failed(exc, Listing(), "list")
+            # The server cannot list at that version: list consistently, at once.
+            self._log.info("list version unavailable; listing consistently", version=version)
+            self._version_unavailable = True
             try:
-                items, resource_version = await self._list_all(None)
+                items, resource_version = await self._list_all("")
             except Exception as exc:
                 return self._failed(exc, Listing(), "list")
-        except Exception as exc:
-            return self._failed(exc, Listing(), "list")
+        self._listed(items, resource_version)
+        return Watching(resource_version)
+
+    def _listed(self, items: list[tuple[Key, Entry]], resource_version: str) -> None:
         first = not self.listed
         self._sink.replaced(self, items)
         self.listed = True
+        self._version_unavailable = False
         self.resource_version = resource_version
         self.last_sync_time = self._clock.now()
         self.failing_since = None
@@ -268,15 +355,40 @@ class Reflector:
             self._log.debug("listed", objects=len(items), resource_version=resource_version)
         else:
             self._log.info("re-listed", objects=len(items), resource_version=resource_version)
-        return Watching(resource_version)
 
-    async def _list_all(self, limit: int | None) -> tuple[list[tuple[Key, Entry]], str]:
+    async def _list_all(self, version: str) -> tuple[list[tuple[Key, Entry]], str]:
+        limit = self._page_size
+        if version not in ("", "0") and not self._paginated:
+            # As client-go: a list at a version is served whole from the watch cache,
+            # which ignores limit; paging would only push it to etcd.
+            limit = None
+        try:
+            return await self._pages(limit, version)
+        except _ContinueExpiredError:
+            # The continue token expired mid-way (the server compacted): as client-go's
+            # pager does, fall back to one unpaginated list.
+            self._log.info("list continuation expired; listing without pages")
+            return await self._pages(None, version)
+
+    async def _pages(self, limit: int | None, version: str) -> tuple[list[tuple[Key, Entry]], str]:
         items: list[tuple[Key, Entry]] = []
         continue_: str | None = None
         while True:
-            page = await self._source.list(
-                namespace=self.namespace, limit=limit, continue_=continue_
-            )
+            if continue_:
+                try:
+                    page = await self._source.list(
+                        namespace=self.namespace, limit=limit, continue_=continue_
+                    )
+                except GoneError as exc:
+                    raise _ContinueExpiredError(str(exc)) from exc
+            else:
+                page = await self._source.list(
+                    namespace=self.namespace,
+                    limit=limit,
+                    continue_=None,
+                    resource_version=version,
+                    resource_version_match=("NotOlderThan" if version not in ("", "0") else None),
+                )
             # Encode page by page so a big list never holds all its decoded JSON at once,
             # and let go of a page before asking for the next.
             items.extend(self._prepare(obj) for obj in page.items)
@@ -284,55 +396,69 @@ class Reflector:
             del page
             if not continue_:
                 return items, resource_version
+            self._paginated = True
 
     # watching ------------------------------------------------------------------------
 
-    async def _watch(self, resource_version: str) -> State:
-        if self._watched_once:
-            self.reconnects += 1
-        self._watched_once = True
+    async def _watch(self, resource_version: str, *, initial: bool = False) -> State:
+        """Watch from ``resource_version``; with ``initial``, as a streaming list."""
+        if not initial:
+            if self._watched_once:
+                self.reconnects += 1
+            self._watched_once = True
         timeout = int(self._min_watch_timeout * (1.0 + self._random()))
         started = self._clock.now()
         events = 0
         opened = False
+        # The streaming list's objects, until the bookmark that ends them.
+        pending: dict[Key, Entry] | None = {} if initial else None
         try:
             async with self._source.watch(
                 namespace=self.namespace,
                 resource_version=resource_version,
                 timeout_seconds=max(timeout, 1),
                 idle_timeout=self._idle_timeout,
+                send_initial_events=initial,
             ) as stream:
                 opened = True
-                self._established()
+                if not initial:
+                    self._established()
                 async for event in stream:
                     events += 1
+                    if pending is not None:
+                        end = self._initial_event(event, pending)
+                        if end is None:
+                            continue
+                        self._listed(list(pending.items()), end)
+                        pending = None
+                        resource_version = end
+                        self.watch_list_supported = True
+                        self._watched_once = True
+                        self.state = Watching(end)
+                        self._sink.status_changed(self)
+                        self._established()
+                        continue
                     resource_version = self._apply(event, resource_version)
                     if self.failing_since is not None:
                         self._recovered()
-        except GoneError:
-            self._log.info("watch expired (410); re-listing", resource_version=resource_version)
-            self.watching = False
-            return Listing()
-        except TimeoutError as exc:
-            self.watching = False
-            if opened:
-                self._log.info(
-                    "watch idle; reconnecting", idle_seconds=self._idle_timeout, events=events
-                )
-                return Watching(resource_version)
-            return self._failed(exc, Watching(resource_version), "watch")
         except Exception as exc:
             self.watching = False
-            retry_watch = not isinstance(exc, APIError) or exc.code in _RETRY_WATCH_CODES
-            if isinstance(exc, ValueError | TypeError | KeyError):
-                retry_watch = False  # a bad object or a bug in a transform: start afresh
-            then: Listing | Watching = Watching(resource_version) if retry_watch else Listing()
-            return self._failed(exc, then, "watch")
+            if pending is not None:
+                return self._watch_list_failed(exc, resource_version)
+            return self._watch_failed(exc, resource_version, opened=opened, events=events)
         finally:
             if self._proving is not None:
                 self._proving.cancel()
                 self._proving = None
         self.watching = False
+        if pending is not None:
+            return self._watch_list_failed(
+                InitialEventsError(
+                    f"streaming list ended after {events} events, before the bookmark "
+                    "that ends the initial events"
+                ),
+                resource_version,
+            )
         self.resource_version = resource_version
         elapsed = self._clock.now() - started
         if events == 0 and elapsed < _SHORT_WATCH:
@@ -346,6 +472,70 @@ class Reflector:
         self._log.debug("watch ended; watching again", events=events)
         return Watching(resource_version)
 
+    def _watch_failed(
+        self, exc: Exception, resource_version: str, *, opened: bool, events: int
+    ) -> State:
+        if isinstance(exc, GoneError):
+            # As client-go, the last version is not marked unavailable: a list at it
+            # returns data at least that fresh, from the watch cache.
+            self._log.info("watch expired (410); re-listing", resource_version=resource_version)
+            return Listing()
+        if isinstance(exc, TimeoutError) and opened:
+            self._log.info(
+                "watch idle; reconnecting", idle_seconds=self._idle_timeout, events=events
+            )
+            return Watching(resource_version)
+        retry_watch = not isinstance(exc, APIError) or exc.code in _RETRY_WATCH_CODES
+        if isinstance(exc, ValueError | TypeError | KeyError):
+            retry_watch = False  # a bad object or a bug in a transform: start afresh
+        then: Listing | Watching = Watching(resource_version) if retry_watch else Listing()
+        return self._failed(exc, then, "watch")
+
+    def _initial_event(self, event: dict[str, Any], pending: dict[Key, Entry]) -> str | None:
+        """Take one event of a streaming list; return the version once it has ended."""
+        event_type = event.get("type")
+        obj = event.get("object")
+        if not isinstance(obj, dict):
+            raise ValueError(f"watch event without an object: {str(event)[:200]}")
+        if event_type == "BOOKMARK":
+            metadata = obj.get("metadata") or {}
+            annotations = metadata.get("annotations") or {}
+            version = str(metadata.get("resourceVersion") or "")
+            if annotations.get(INITIAL_EVENTS_END) == "true":
+                return version
+            return None
+        if event_type == "ERROR":
+            raise APIError.from_status(int(obj.get("code") or 500), obj)
+        if event_type not in ("ADDED", "MODIFIED", "DELETED"):
+            raise ValueError(f"unknown watch event type {event_type!r}")
+        key, entry = self._prepare(obj)
+        if event_type == "DELETED":
+            pending.pop(key, None)
+        else:
+            pending[key] = entry
+        return None
+
+    def _watch_list_failed(self, exc: Exception, resource_version: str) -> State:
+        """A streaming list failed before its end: list page by page instead.
+
+        A server that refuses it (400, 422) is listed page by page from now on; any other
+        failure falls back for this list only, at once, as client-go does ("making
+        progress is better than deadlocking").
+        """
+        if isinstance(exc, APIError) and exc.code in _WATCH_LIST_REFUSED:
+            self.watch_list_supported = False
+            self._log.info("the API server does not stream lists; listing page by page")
+        elif resource_version and resource_version_unavailable(exc):
+            self._version_unavailable = True
+            self._log.info("streaming list version unavailable; listing consistently")
+            return Listing()
+        else:
+            self._log.info(
+                "streaming list failed; listing page by page this time", error=_describe(exc)
+            )
+        self._watch_list_fallback = True
+        return Listing()
+
     def _apply(self, event: dict[str, Any], resource_version: str) -> str:
         event_type = event.get("type")
         obj = event.get("object")
@@ -354,14 +544,15 @@ class Reflector:
         if event_type == "BOOKMARK":
             metadata = obj.get("metadata") or {}
             self.resource_version = str(metadata.get("resourceVersion") or resource_version)
+            self._sink.progressed(self)
             return self.resource_version
         if event_type == "ERROR":
             raise APIError.from_status(int(obj.get("code") or 500), obj)
         if event_type not in ("ADDED", "MODIFIED", "DELETED"):
             raise ValueError(f"unknown watch event type {event_type!r}")
         key, entry = self._prepare(obj)
-        self._sink.changed(self, event_type, key, entry)
         self.resource_version = entry.resource_version or resource_version
+        self._sink.changed(self, event_type, key, entry)
         return self.resource_version
 
     def _established(self) -> None:

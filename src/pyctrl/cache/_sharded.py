@@ -7,10 +7,11 @@ only those objects. When the held slots change, the open watch ends at once and 
 informer lists again with the new selector: the store is replaced, objects of slots
 gained arrive as adds, objects of slots lost leave as deletes.
 
-A server that applied the selector echoes it in the list's ``metadata.shardInfo``. One
-that does not (a server before Kubernetes 1.36, or with the ``ShardedListAndWatch``
-gate off) ignores the parameter and sends everything: the source then filters by itself,
-which is just as correct, only less efficient. Which of the two happens is logged when it
+A server that applied the selector echoes it in the list's ``metadata.shardInfo`` (in a
+streaming list, in the bookmark that ends its initial events). One that does not (a
+server before Kubernetes 1.36, or with the ``ShardedListAndWatch`` gate off) ignores the
+parameter and sends everything: the source then filters by itself, which is just as
+correct, only less efficient. Which of the two happens is logged when it
 changes and published as ``pyctrl_shard_server_filtering{gvk}`` (1: the server
 filters; 0: this process does). Objects outside the slots are dropped either way.
 """
@@ -26,7 +27,7 @@ from prometheus_client import Gauge
 
 from pyctrl import metrics
 from pyctrl.cache._listwatch import RESTSource
-from pyctrl.cache._reflector import ListPage
+from pyctrl.cache._reflector import INITIAL_EVENTS_END, ListPage
 from pyctrl.errors import GoneError
 from pyctrl.log import get_logger
 from pyctrl.reconcile import Request
@@ -134,13 +135,23 @@ class ShardedSource(RESTSource):
 
     @contextlib.asynccontextmanager
     async def watch(self, **kwargs: Any) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
-        """A watch of the slots the last list was made for; ends when they change."""
+        """A watch of the slots the last list was made for; ends when they change.
+
+        A streaming list (``send_initial_events``) is a list: it is made for the slots
+        held now, and its closing bookmark says whether the server applied the selector.
+        """
         namespace = kwargs.get("namespace")
-        snapshot = self._snapshots.get(namespace)
-        if snapshot is None or snapshot.version != self.assignment.version:
-            raise ShardsChangedError(410, "Gone", "this replica's shard slots changed")
+        initial = bool(kwargs.get("send_initial_events"))
+        if initial:
+            snapshot = _Snapshot(self.assignment.version, self.assignment.selector())
+            self._snapshots[namespace] = snapshot
+        else:
+            found = self._snapshots.get(namespace)
+            if found is None or found.version != self.assignment.version:
+                raise ShardsChangedError(410, "Gone", "this replica's shard slots changed")
+            snapshot = found
         if snapshot.selector is None:
-            yield self._until_changed(snapshot)
+            yield self._until_changed(snapshot, initial=initial)
             return
         self._sending = snapshot.selector
         try:
@@ -151,7 +162,14 @@ class ShardedSource(RESTSource):
         finally:
             self._sending = None
 
-    async def _until_changed(self, snapshot: _Snapshot) -> AsyncIterator[dict[str, Any]]:
+    async def _until_changed(
+        self, snapshot: _Snapshot, *, initial: bool
+    ) -> AsyncIterator[dict[str, Any]]:
+        if initial:  # an empty streaming list: only its closing bookmark
+            yield {
+                "type": "BOOKMARK",
+                "object": {"metadata": {"annotations": {INITIAL_EVENTS_END: "true"}}},
+            }
         changed = asyncio.Event()
         remove = self.assignment.add_listener(changed.set)
         try:
@@ -197,8 +215,14 @@ class ShardedSource(RESTSource):
                 finally:
                     waiting = None
                 obj = event.get("object")
-                if (
-                    event.get("type") in ("ADDED", "MODIFIED", "DELETED")
+                kind = event.get("type")
+                if kind == "BOOKMARK" and isinstance(obj, dict):
+                    metadata = obj.get("metadata") or {}
+                    if (metadata.get("annotations") or {}).get(INITIAL_EVENTS_END) == "true":
+                        echoed = (metadata.get("shardInfo") or {}).get("selector")
+                        self._note_mode(echoed == str(selector))
+                elif (
+                    kind in ("ADDED", "MODIFIED", "DELETED")
                     and isinstance(obj, dict)
                     and not selector.matches(obj)
                 ):

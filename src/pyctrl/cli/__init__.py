@@ -3,8 +3,13 @@
 ::
 
     pyctrl init DIRECTORY [--name --domain --group --version --kind]   # new project
+    pyctrl create api --group G --version V --kind K [--namespaced/--cluster]
+    pyctrl create webhook --kind K [--defaulting] [--programmatic-validation] [--conversion]
     pyctrl generate [all|crd|rbac|manager|webhook] MODULE[:ATTR] [--out config] [--check]
+    pyctrl install / uninstall                                       # CRDs, like `make install`
     pyctrl run MODULE[:ATTR] [operator flags...]                      # like `make run`
+    pyctrl docker-build [--image IMG] [--dry-run]                    # like `make docker-build`
+    pyctrl deploy [--image IMG] / undeploy                           # like `make deploy`
     pyctrl envtest [--crds PATH...]                                  # an API server
     pyctrl version
 
@@ -24,7 +29,7 @@ from __future__ import annotations
 
 import click
 
-from pyctrl.cli import _envtest, _generate, _init, _run, _version
+from pyctrl.cli import _create, _deploy, _envtest, _generate, _init, _run, _version
 from pyctrl.cli._common import set_traceback
 
 __all__ = ["app", "main"]
@@ -50,8 +55,14 @@ def app(traceback: bool) -> None:
 
 
 app.add_command(_init.init)
+app.add_command(_create.create)
 app.add_command(_generate.generate)
+app.add_command(_deploy.install)
+app.add_command(_deploy.uninstall)
 app.add_command(_run.run)
+app.add_command(_deploy.docker_build)
+app.add_command(_deploy.deploy)
+app.add_command(_deploy.undeploy)
 app.add_command(_envtest.envtest)
 app.add_command(_version.version)
 

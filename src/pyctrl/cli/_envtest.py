@@ -21,4 +21,4 @@ def envtest(ctx: click.Context) -> None:
     """
     from pyctrl.envtest.__main__ import run
 
-    raise click.exceptions.Exit(run(ctx.args))
+    raise click.exceptions.Exit(run(ctx.args, prog=ctx.command_path))

@@ -28,12 +28,15 @@ import click
 
 import pyctrl
 from pyctrl.cli._common import CliError, reports_errors
+from pyctrl.cli._project import API, Resource
+from pyctrl.cli._project import FILE as PROJECT_FILE
+from pyctrl.cli._project import Project as ProjectRecord
+from pyctrl.cli._scaffold import render
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _VERSION = re.compile(r"^v[1-9]\d*((alpha|beta)[1-9]\d*)?$")
-_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # Names the generated modules import or define: a Kind called like one would shadow it.
 _RESERVED_KINDS = frozenset(
     {
@@ -73,6 +76,7 @@ class Project:
         version: API version, e.g. ``v1alpha1``.
         namespace: Where the operator is deployed.
         image: The manager's container image.
+        command: The console script (``<name>-operator``, not doubled).
         pyctrl_version: The lowest pyctrl the project depends on.
     """
 
@@ -87,6 +91,7 @@ class Project:
     version: str
     namespace: str
     image: str
+    command: str
     pyctrl_version: str
 
 
@@ -145,6 +150,7 @@ def project(
         version=version,
         namespace=defaults.namespace,
         image=defaults.image,
+        command=defaults.command_name,
         pyctrl_version=pyctrl.__version__,
     )
 
@@ -184,24 +190,41 @@ def files(values: Project) -> dict[str, str]:
         f"{package}/controller.py": "controller.py.tmpl",
         f"{package}/__main__.py": "main.py.tmpl",
         f"{package}/py.typed": None,
-        "tests/test_controller.py": "test_controller.py.tmpl",
+        # The first kind's test is the one `pyctrl create api` writes for later kinds.
+        "tests/test_controller.py": "create/test_controller.py.tmpl",
         "tests/test_manifests.py": "test_manifests.py.tmpl",
         f"config/samples/{values.group}_{values.version}_{values.singular}.yaml": (
             "sample.yaml.tmpl"
         ),
     }
-    return {path: render(template, values) if template else "" for path, template in layout.items()}
+    fields = {
+        **asdict(values),
+        "class_name": values.kind,
+        "api_module": f"{package}.api",
+        "namespace_keyword": ', namespace="default"',
+        "namespace_value": '"default"',
+    }
+    return {path: render(template, fields) if template else "" for path, template in layout.items()}
 
 
-def render(template: str, values: Project) -> str:
-    """Fill ``{{placeholders}}`` of a template file with ``values``."""
-    text = importlib.resources.files("pyctrl.cli").joinpath("templates", template).read_text()
-    fields = asdict(values)
-
-    def replace(match: re.Match[str]) -> str:
-        return str(fields[match.group(1)])
-
-    return _PLACEHOLDER.sub(replace, text)
+def record(values: Project) -> ProjectRecord:
+    """The ``PROJECT`` file of a new project: its one kind, with a controller."""
+    resource = Resource(
+        group=values.group,
+        domain=values.domain,
+        version=values.version,
+        kind=values.kind,
+        plural=values.plural,
+        api=API(namespaced=True, module=f"{values.package}.api", class_name=values.kind),
+        controller=True,
+        controller_module=f"{values.package}.controller",
+    )
+    return ProjectRecord(
+        domain=values.domain,
+        project_name=values.name,
+        package=values.package,
+        resources=[resource],
+    )
 
 
 def _check_directory(directory: Path, force: bool) -> None:
@@ -304,6 +327,7 @@ def init(
     )
     _check_directory(directory, force)
     contents = files(values)
+    contents[PROJECT_FILE] = record(values).to_yaml()
     write(directory, contents)
     generate_manifests(directory, values)
     click.echo(

@@ -34,6 +34,10 @@ and the cache share: authentication from `pyctrl.config.Config` on every request
 times, no client-side rate limit, streaming watches with an idle timeout, and the
 ``rest_client_requests_total`` metric.
 
+Wrappers, as controller-runtime's: `InterceptorClient` routes chosen calls through
+functions of yours (``client/interceptor``: inject a failure into one call in a test),
+and `NamespacedClient` scopes every call to one namespace (``NewNamespacedClient``).
+
 `Reader` is the read half, which `pyctrl.cache.Cache` implements too. A Manager's
 client reads from its cache and writes to the API server; `Client.api_reader` always
 reads from the API server.
@@ -43,7 +47,9 @@ from __future__ import annotations
 
 from pyctrl.client._client import Client, Preconditions, PropagationPolicy, SubResourceClient
 from pyctrl.client._errors import NoKindMatchError, NoMatchError, NoResourceMatchError, PatchError
+from pyctrl.client._interceptor import InterceptorClient, InterceptorFuncs
 from pyctrl.client._mapper import RESTMapper, RESTMapping
+from pyctrl.client._namespaced import NamespacedClient
 from pyctrl.client._patch import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -59,7 +65,7 @@ from pyctrl.client._patch import (
     apply_configuration,
     json_pointer,
 )
-from pyctrl.client._reader import ObjectList, Reader
+from pyctrl.client._reader import ObjectList, Reader, WriteObserver
 from pyctrl.client._rest import RequestObserver, Response, RESTClient
 
 __all__ = [
@@ -69,9 +75,12 @@ __all__ = [
     "STRATEGIC_MERGE_PATCH",
     "Apply",
     "Client",
+    "InterceptorClient",
+    "InterceptorFuncs",
     "JSONPatch",
     "MergeFrom",
     "MergePatch",
+    "NamespacedClient",
     "NoKindMatchError",
     "NoMatchError",
     "NoResourceMatchError",
@@ -89,6 +98,7 @@ __all__ = [
     "Response",
     "StrategicMergeFrom",
     "SubResourceClient",
+    "WriteObserver",
     "apply_configuration",
     "json_pointer",
 ]

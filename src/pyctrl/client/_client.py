@@ -16,7 +16,7 @@ from pyctrl.client._patch import (
     Patch,
     StrategicMergeFrom,
 )
-from pyctrl.client._reader import ObjectList, Reader
+from pyctrl.client._reader import ObjectList, Reader, WriteObserver
 from pyctrl.client._rest import RESTClient
 from pyctrl.labels import Selector
 from pyctrl.labels import parse as parse_labels
@@ -109,6 +109,7 @@ class _API:
         field_owner: str | None,
         field_validation: str | None,
         timeout: float,
+        observer: WriteObserver | None = None,
     ) -> None:
         self.rest = rest
         self.scheme = scheme
@@ -116,6 +117,37 @@ class _API:
         self.field_owner = field_owner
         self.field_validation = field_validation
         self.timeout = timeout
+        self.observer = observer
+
+    # own writes ---------------------------------------------------------------------------
+
+    def observe(self, gvk: GroupVersionKind, data: Any) -> None:
+        """Tell the observer the object in a write's answer is at its resourceVersion."""
+        if self.observer is None or not isinstance(data, dict):
+            return
+        metadata = data.get("metadata") or {}
+        name, version = metadata.get("name"), metadata.get("resourceVersion")
+        if name and version:
+            self.observer.note_write(gvk, str(metadata.get("namespace") or ""), name, str(version))
+
+    def observe_delete(self, gvk: GroupVersionKind, obj: Any, data: Any) -> None:
+        """Tell the observer of a delete, from the object deleted and the server's answer."""
+        if self.observer is None:
+            return
+        if (
+            isinstance(data, dict)
+            and data.get("kind") != "Status"
+            and (data.get("metadata") or {}).get("deletionTimestamp")
+        ):
+            # Finalizers or a grace period keep it: it was updated, not removed.
+            self.observe(gvk, data)
+            return
+        meta = accessor(obj)
+        uid = meta.uid
+        if not uid and isinstance(data, dict):
+            uid = str((data.get("details") or {}).get("uid") or "")
+            uid = uid or str((data.get("metadata") or {}).get("uid") or "")
+        self.observer.note_delete(gvk, meta.namespace or "", meta.name, uid)
 
     # identities ---------------------------------------------------------------------------
 
@@ -252,6 +284,8 @@ class _API:
             content_type=_JSON,
             accept=_METADATA_ACCEPT if _is_metadata(type(payload)) else _JSON,
         )
+        if body is None and not dry_run:
+            self.observe(gvk, data)
         type_ = result_type or type(payload)
         return self.decode(data, type_, gvk if body is None else None)
 
@@ -290,6 +324,8 @@ class _API:
             content_type=patch.content_type,
             accept=_METADATA_ACCEPT if _is_metadata(type(target)) else _JSON,
         )
+        if body is None and not dry_run:
+            self.observe(gvk, data)
         return self.decode(data, type(target), gvk if body is None else None)
 
     # reads --------------------------------------------------------------------------------
@@ -559,7 +595,9 @@ class Client:
     Reads (`get`, `list`) go to ``cache`` when one is given (the Manager's client reads
     from its informers, like controller-runtime's default client) and to the API server
     otherwise; `api_reader` always reads from the API server. Writes always go to the
-    API server.
+    API server. When ``cache`` is a `WriteObserver` (as `pyctrl.cache.Cache` is), every
+    write is reported to it, so that cached reads never go behind this client's own
+    writes (`pyctrl.cache.CacheOptions.read_your_own_writes`).
 
     Args:
         rest: The HTTP client.
@@ -601,6 +639,7 @@ class Client:
             field_owner=field_owner,
             field_validation=field_validation,
             timeout=timeout,
+            observer=cache if isinstance(cache, WriteObserver) else None,
         )
         self._cache = cache
         self._uncached = frozenset(uncached_types)
@@ -672,6 +711,7 @@ class Client:
             field_owner=field_owner,
             field_validation=api.field_validation,
             timeout=api.timeout,
+            observer=api.observer,
         )
         clone._api_reader = _APIReader(clone._api)
         clone._owns_rest = False
@@ -682,7 +722,7 @@ class Client:
             return self._api_reader
         return self._cache
 
-    async def gvk_for(self, obj_or_type: Any) -> GroupVersionKind:
+    def gvk_for(self, obj_or_type: Any) -> GroupVersionKind:
         """The GroupVersionKind of an object or type, per the client's scheme."""
         return self._api.scheme.gvk_for(obj_or_type)
 
@@ -763,6 +803,8 @@ class Client:
             content_type=_JSON,
             accept=_METADATA_ACCEPT if _is_metadata(type(obj)) else _JSON,
         )
+        if not dry_run:
+            self._api.observe(gvk, data)
         result: T = self._api.decode(data, type(obj), gvk)
         return result
 
@@ -844,14 +886,16 @@ class Client:
             preconditions=preconditions,
             dry_run=dry_run,
         )
-        _, path = await self._api.object_path(obj, "delete")
-        await self._api.send(
+        gvk, path = await self._api.object_path(obj, "delete")
+        data = await self._api.send(
             "DELETE",
             path,
             query={"dryRun": "All"} if dry_run else None,
             body=body,
             content_type=_JSON,
         )
+        if not dry_run:
+            self._api.observe_delete(gvk, obj, data)
 
     async def delete_all_of(
         self,

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from pyctrl.labels import Selector
     from pyctrl.meta import GroupVersionKind
 
-__all__ = ["ObjectList", "Reader"]
+__all__ = ["ObjectList", "Reader", "WriteObserver"]
 
 T = TypeVar("T")
 
@@ -83,4 +83,24 @@ class Reader(Protocol):
 
         ``labels`` and ``fields`` filter by selector; ``limit`` and ``continue_`` page.
         """
+        ...
+
+
+@runtime_checkable
+class WriteObserver(Protocol):
+    """Told of every write a `pyctrl.client.Client` makes (an extension point).
+
+    `pyctrl.cache.Cache` implements it, so that its reads never go behind the client's
+    own writes: a `Client` whose ``cache`` is a WriteObserver reports each successful
+    write (not dry runs) with the resourceVersion the server returned, and each delete.
+    """
+
+    def note_write(
+        self, gvk: GroupVersionKind, namespace: str, name: str, resource_version: str
+    ) -> None:
+        """``namespace/name`` of ``gvk`` was written and is now at ``resource_version``."""
+        ...
+
+    def note_delete(self, gvk: GroupVersionKind, namespace: str, name: str, uid: str) -> None:
+        """``namespace/name`` of ``gvk`` (of ``uid``, "" if unknown) was deleted."""
         ...

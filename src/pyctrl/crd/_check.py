@@ -31,6 +31,6 @@ def structural_errors(
     """
     # The schema engine and its CEL compiler load on first use: `import pyctrl.crd`,
     # which only generates, stays light.
-    from pyctrl.crd._schema import structural_errors as causes
+    from pyctrl._apiextensions.structural import structural_errors as causes
 
     return [str(cause) for cause in causes(schema, path)]

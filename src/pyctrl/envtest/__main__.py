@@ -34,10 +34,10 @@ if TYPE_CHECKING:
 __all__ = ["main", "parser", "run", "serve"]
 
 
-def parser() -> argparse.ArgumentParser:
-    """Return the command-line parser of ``python -m pyctrl.envtest``."""
+def parser(prog: str = "python -m pyctrl.envtest") -> argparse.ArgumentParser:
+    """Return the command-line parser of ``python -m pyctrl.envtest`` (``prog`` in usage)."""
     result = argparse.ArgumentParser(
-        prog="python -m pyctrl.envtest",
+        prog=prog,
         description="Serve pyctrl's embedded Kubernetes API server until interrupted.",
     )
     result.add_argument("--host", default="127.0.0.1", help="address to listen on")
@@ -122,13 +122,15 @@ async def serve(
             loop.remove_signal_handler(signum)
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+def run(argv: Sequence[str] | None = None, *, prog: str = "python -m pyctrl.envtest") -> int:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``).
+
+    ``prog`` is the command's name in usage and error lines (``pyctrl envtest``).
 
     Returns:
         The exit status: 0 after a clean shutdown, 1 if the server could not start.
     """
-    options = parser().parse_args(argv)
+    options = parser(prog).parse_args(argv)
     try:
         asyncio.run(
             serve(

@@ -32,7 +32,11 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import orjson
 
-from pyctrl.crd import _schema
+from pyctrl._apiextensions.crd_validation import validate_crd
+from pyctrl._apiextensions.gofmt import go_print, go_quote
+from pyctrl._apiextensions.pruning import apply_defaults, prune, reapply_is_noop
+from pyctrl._apiextensions.validation import validate
+from pyctrl._ids import fast_uuid4
 from pyctrl.envtest import _builtin_schema, _defaults, _managedfields, _patch, _validation
 from pyctrl.envtest._admission import AdmissionHook, AdmissionRequest, ConversionHook
 from pyctrl.envtest._errors import (
@@ -125,9 +129,6 @@ def now_rfc3339(delta_seconds: float = 0.0) -> str:
 
 
 _T = TypeVar("_T")
-_uid_bits = random.Random().getrandbits
-_UUID_CLEAR: Final = ~((0xF000 << 64) | (0xC000 << 48))
-_UUID_SET: Final = (4 << 76) | (0x8000 << 48)
 
 
 def _decode_error(
@@ -141,10 +142,8 @@ def _decode_error(
     from the patched map, a 422 naming the patch as Go prints a map.
     """
     if patch_type in ("json", "merge", "strategic"):
-        value = _schema.go_print(patch) if patch_type == "strategic" else patched.decode()
-        return invalid(
-            "", "", "", [field_invalid("patch", GoLiteral(_schema.go_quote(value)), error)]
-        )
+        value = go_print(patch) if patch_type == "strategic" else patched.decode()
+        return invalid("", "", "", [field_invalid("patch", GoLiteral(go_quote(value)), error)])
     return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
 
 
@@ -153,16 +152,6 @@ def _strict_patched(opts: WriteOptions, obj: dict[str, Any]) -> bytes:
     if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge"):
         return orjson.dumps(obj)
     return b""
-
-
-def fast_uuid4() -> str:
-    """A random version-4 UUID string, several times cheaper than ``uuid.uuid4()``.
-
-    For identifiers of requests (audit IDs, admission request UIDs), which need to be
-    unique but not unguessable; object UIDs still come from ``uuid.uuid4()``.
-    """
-    text = f"{(_uid_bits(128) & _UUID_CLEAR) | _UUID_SET:032x}"
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def deep_copy(value: _T) -> _T:
@@ -370,7 +359,7 @@ class API:
         out["apiVersion"] = rt.api_version
         if rt.schema is not None and rt.crd_name:
             out = deep_copy(out)
-            _schema.apply_defaults(out, rt.schema)
+            apply_defaults(out, rt.schema)
         return out
 
     def to_storage(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
@@ -724,7 +713,7 @@ class API:
             before = _strict_patched(opts, obj)
             self._clean_meta(obj, unknown if report else None)
             if rt.schema is not None:
-                _schema.prune(obj, rt.schema, unknown=unknown if report else None)
+                prune(obj, rt.schema, unknown=unknown if report else None)
             if unknown:
                 self._report_unknown(rt.kind, rt.version, unknown, opts, before)
             return
@@ -789,7 +778,7 @@ class API:
             self._decode(rt, obj, opts)
         if rt.crd_name:
             if rt.schema is not None:
-                _schema.apply_defaults(obj, rt.schema)
+                apply_defaults(obj, rt.schema)
             return
         group = rt.storage_key[0]
         _defaults.apply_builtin_defaults(group, rt.kind, obj)
@@ -912,10 +901,10 @@ class API:
             # An update's object was pruned and defaulted just before (and only its
             # managedFields changed since): unless admission changed it, a second pass would
             # change nothing. A create's status was dropped since; its defaults come back here.
-            if operation == "UPDATE" and not mutated_any and _schema.reapply_is_noop(rt.schema):
+            if operation == "UPDATE" and not mutated_any and reapply_is_noop(rt.schema):
                 return obj
-            _schema.prune(obj, rt.schema)
-            _schema.apply_defaults(obj, rt.schema)
+            prune(obj, rt.schema)
+            apply_defaults(obj, rt.schema)
         return obj
 
     async def _validate_admission(
@@ -953,10 +942,10 @@ class API:
             causes.extend(_validation.validate_meta_update(obj, old))
         if rt.crd_name:
             if rt.schema is not None:
-                for fc in _schema.validate(obj, rt.schema, old=old):
+                for fc in validate(obj, rt.schema, old=old):
                     causes.append(Cause(fc.reason, fc.message, fc.field))
         elif rt.storage_key == CRDS:
-            for fc in _schema.validate_crd(obj, old):
+            for fc in validate_crd(obj, old):
                 causes.append(Cause(fc.reason, fc.message, fc.field))
         else:
             causes.extend(_validation.validate_builtin(rt, obj, old))

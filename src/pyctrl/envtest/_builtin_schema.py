@@ -38,7 +38,7 @@ from typing import Any, Final
 import orjson
 from kubernetes_asyncio.client import models as _models
 
-from pyctrl.crd import _schema
+from pyctrl._apiextensions.gofmt import go_print, go_sharp
 from pyctrl.envtest import _merge_keys
 from pyctrl.envtest._resources import builtin_types
 
@@ -831,18 +831,16 @@ def _smd_scalar_error(shape: _Scalar, value: Any) -> str:
     kind = shape.kind
     if kind in ("string", "bytes"):
         if t is not str:
-            return (
-                f"expected string, got &value.valueUnstructured{{Value:{_schema.go_sharp(value)}}}"
-            )
+            return f"expected string, got &value.valueUnstructured{{Value:{go_sharp(value)}}}"
     elif kind in ("int32", "int64", "float64"):
         if t is not int and t is not float:
             return f"expected numeric (int or float), got {_go_type_of(value)}"
     elif kind == "bool":
         if t is not bool:
-            return f"expected boolean, got &{{{_schema.go_print(value)}}}"
+            return f"expected boolean, got &{{{go_print(value)}}}"
     elif t is dict or t is list:
         # IntOrString, Quantity, Time: "untyped" scalars.
-        return f"expected any scalar, got &{{{_schema.go_print(value)}}}"
+        return f"expected any scalar, got &{{{go_print(value)}}}"
     return ""
 
 
@@ -896,7 +894,7 @@ def _typed_errors(
             errors.append(f"{path}: {message}")
     elif isinstance(shape, _Struct):
         if type(value) is not dict:
-            errors.append(f"{path}: expected map, got &{{{_schema.go_print(value)}}}")
+            errors.append(f"{path}: expected map, got &{{{go_print(value)}}}")
             return
         for key, sub in value.items():
             child = shape.fields.get(key)
@@ -910,7 +908,7 @@ def _typed_errors(
             _typed_errors(sub, child, sub_node, f"{path}.{key}", errors)
     elif isinstance(shape, _List):
         if type(value) is not list:
-            errors.append(f"{path}: expected list, got &{{{_schema.go_print(value)}}}")
+            errors.append(f"{path}: expected list, got &{{{go_print(value)}}}")
             return
         item = shape.item
         item_node = node.elem if node.kind == _merge_keys.LIST else _merge_keys.BUILTIN_ANY
@@ -924,7 +922,7 @@ def _typed_errors(
             _typed_errors(sub, item, item_node, path + _item_element(node, sub, i), errors)
     elif isinstance(shape, _Map):
         if type(value) is not dict:
-            errors.append(f"{path}: expected map, got &{{{_schema.go_print(value)}}}")
+            errors.append(f"{path}: expected map, got &{{{go_print(value)}}}")
             return
         value_node = node.elem if node.kind == _merge_keys.MAP else _merge_keys.BUILTIN_ANY
         child = shape.value
@@ -1011,7 +1009,7 @@ def _schema_errors(
         return
     if typ == "array":
         if type(value) is not list:
-            errors.append(f"{path}: expected list, got &{{{_schema.go_print(value)}}}")
+            errors.append(f"{path}: expected list, got &{{{go_print(value)}}}")
             return
         for i, sub in enumerate(value):
             problem = _list_item_error(node, sub, i)
@@ -1026,7 +1024,7 @@ def _schema_errors(
     if typ != "object" and not isinstance(props, dict) and not isinstance(additional, dict):
         return  # no type: anything goes
     if type(value) is not dict:
-        errors.append(f"{path}: expected map, got &{{{_schema.go_print(value)}}}")
+        errors.append(f"{path}: expected map, got &{{{go_print(value)}}}")
         return
     open_ = schema.get("x-kubernetes-preserve-unknown-fields") is True
     if isinstance(props, dict) and props:

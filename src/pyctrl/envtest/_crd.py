@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.crd import _schema
+from pyctrl._apiextensions.pruning import apply_defaults
 from pyctrl.envtest._api import CRDS, deep_copy, meta_of, set_condition
 from pyctrl.envtest._resources import (
     AGE_COLUMN,
@@ -252,7 +252,7 @@ class CRDController:
         key: StorageKey = storage_new.storage_key
         for obj in self.api.store.items(key, None):
             copy = deep_copy(obj)
-            _schema.apply_defaults(copy, storage_new.schema)
+            apply_defaults(copy, storage_new.schema)
             if copy != obj:
                 self.api.store.replace_silently(key, copy)
 

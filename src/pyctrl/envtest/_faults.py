@@ -1,9 +1,11 @@
 """Fault injection for the embedded API server.
 
 Tests of an operator's resilience need an API server that misbehaves on demand: the next few
-requests fail with 500 or 429, some requests are slow, every watch is cut, the event history
-is compacted so resuming watches get 410 Expired and must re-list, or the server restarts
-(every connection dropped, the data kept). :class:`Faults` is that switchboard
+requests fail with 500 or 429, some requests are slow, watch events arrive late (a watch
+cache lagging behind storage), every watch is cut, the event history is compacted so
+resuming watches get 410 Expired and must re-list, the server refuses streaming lists as
+one older than Kubernetes 1.27 does, or the server restarts (every connection dropped, the
+data kept). :class:`Faults` is that switchboard
 (``server.faults``, ``Environment.faults``); ``clear()`` turns the failures and latency off.
 
 Verbs are kube-apiserver's request verbs: get, list, watch, create, update, patch, delete,
@@ -89,6 +91,9 @@ class Faults:
         self._restart = restart
         self._failures: list[_Failure] = []
         self._latencies: list[_Latency] = []
+        self._watch_delays: list[_Latency] = []
+        self.refuses_watch_list = False
+        """Whether streaming lists are refused (see `refuse_watch_list`)."""
 
     def drop_watches(self) -> int:
         """Close every open watch stream now; returns how many were open."""
@@ -120,6 +125,35 @@ class Faults:
         _check(verb, resource)
         self._latencies.append(_Latency(seconds, verb, resource))
 
+    def delay_watch_events(self, seconds: float, *, resource: str | None = None) -> None:
+        """Deliver every watch event ``seconds`` after its change was committed, until `clear`.
+
+        Like a kube-apiserver whose watch cache lags behind etcd: writes answer at once,
+        watchers (informers) see them late, in order; bookmarks never run ahead of the
+        events held back. Applies to open watches too.
+        """
+        if seconds < 0:
+            raise ValueError(f"seconds must not be negative, got {seconds}")
+        _check(None, resource)
+        self._watch_delays.append(_Latency(seconds, "watch", resource))
+
+    def watch_delay_for(self, names: tuple[str, ...]) -> float:
+        """The injected delay of watch events of a resource."""
+        if not self._watch_delays:
+            return 0.0
+        return sum(
+            d.seconds for d in self._watch_delays if _matches(None, d.resource, "watch", names)
+        )
+
+    def refuse_watch_list(self, refuse: bool = True) -> None:
+        """Refuse streaming lists as kube-apiserver before 1.27 does, until `clear`.
+
+        Such a server does not know ``sendInitialEvents`` and rejects the
+        ``resourceVersionMatch`` that comes with it on a watch: 422 Invalid,
+        "resourceVersionMatch is forbidden for watch". Clients fall back to list and watch.
+        """
+        self.refuses_watch_list = refuse
+
     def compact(self) -> None:
         """Forget the event history: watches resuming from an older version get 410 Expired."""
         self._compact()
@@ -140,13 +174,15 @@ class Faults:
         await self._restart()
 
     def clear(self) -> None:
-        """Remove every injected failure and latency."""
+        """Remove every injected failure, latency and watch delay; accept streaming lists."""
         self._failures.clear()
         self._latencies.clear()
+        self._watch_delays.clear()
+        self.refuses_watch_list = False
 
     @property
     def active(self) -> bool:
-        """Whether any failure or latency is configured."""
+        """Whether any failure or latency is configured (watch delays aside)."""
         return bool(self._failures or self._latencies)
 
     def latency_for(self, verb: str, names: tuple[str, ...]) -> float:

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
+from pyctrl._apiextensions.gofmt import go_quote
 from pyctrl.envtest._merge_keys import (
     DEDUCED,
     Node,
@@ -115,9 +116,9 @@ class Conflict:
     @property
     def manager_description(self) -> str:
         """kube-apiserver's ``printManager``: ``"mgr" using apps/v1`` for an updater."""
-        text = _go_quote(self.manager)
+        text = go_quote(self.manager)
         if self.subresource:
-            text = f"{text} with subresource {_go_quote(self.subresource)}"
+            text = f"{text} with subresource {go_quote(self.subresource)}"
         if self.operation == "Update":
             text = f"{text} using {self.api_version}"
         return text
@@ -201,11 +202,6 @@ def conflict_status_message(
         lines.append(f"conflicts with {group[0].manager_description}:")
         lines.extend(f"- {c.path}" for c in group)
     return f"Apply failed with {len(items)} conflicts: " + "\n".join(lines)
-
-
-def _go_quote(text: str) -> str:
-    """Go's ``%q`` for ordinary strings."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 # --- entries --------------------------------------------------------------------------------
@@ -446,7 +442,7 @@ def _value_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return _go_quote(value)
+        return go_quote(value)
     if isinstance(value, list):
         return "[" + ",".join(_value_string(v) for v in value) + "]"
     if isinstance(value, dict):

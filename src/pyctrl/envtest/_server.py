@@ -30,13 +30,13 @@ import orjson
 import yaml
 from aiohttp import web
 
+from pyctrl._ids import fast_uuid4
 from pyctrl.envtest import _discovery, _openapi, _protobuf
 from pyctrl.envtest._api import (
     API,
     NAMESPACES,
     DeleteOptions,
     WriteOptions,
-    fast_uuid4,
     meta_of,
 )
 from pyctrl.envtest._crd import CRDController
@@ -68,6 +68,7 @@ from pyctrl.envtest._selectors import (
 from pyctrl.envtest._store import Store, TooOld
 from pyctrl.envtest._table import partial_metadata, to_table
 from pyctrl.envtest._watch import Watcher, WatchHub, encode_event
+from pyctrl.log import get_logger
 from pyctrl.sharding import ShardSelector, ShardSelectorError
 from pyctrl.sharding import parse as parse_shard_selector
 
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("pyctrl.envtest.server")
 
+_log = get_logger("pyctrl.envtest")
 _PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 _JSON = "application/json"
 _YAML = "application/yaml"
@@ -336,9 +338,13 @@ class APIServer:
         if self._runner is not None:
             raise RuntimeError("APIServer is already started")
         if self._controllers_task is None:
+            # The server is started and stopped by its caller rather than run as one
+            # coroutine, so it owns this task directly: a failure is logged at once, makes
+            # /livez and /readyz fail and wait_idle raise, and is raised again by aclose.
             self._controllers_task = asyncio.create_task(
                 self.controllers.run(), name="envtest-controllers"
             )
+            self._controllers_task.add_done_callback(self._controllers_stopped)
         await self._start_http(self.port)
         if not self._bootstrapped:
             await self._bootstrap()
@@ -392,9 +398,33 @@ class APIServer:
         await self._stop_http()
         await self._start_http(port)
 
+    def _controllers_stopped(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            _log.error("the embedded API server's controllers failed", exc_info=error)
+
+    def _controllers_failure(self) -> BaseException | None:
+        task = self._controllers_task
+        if task is None or not task.done() or task.cancelled():
+            return None
+        return task.exception()
+
     async def wait_idle(self) -> None:
-        """Wait until the built-in controllers have processed every pending change."""
-        await self.controllers.wait_idle()
+        """Wait until the built-in controllers have processed every pending change.
+
+        Raises:
+            RuntimeError: the controllers failed (garbage collector, namespace or CRD
+                controller); the cause is chained.
+        """
+        task = self._controllers_task
+        if task is None:
+            await self.controllers.wait_idle()
+            return
+        async with asyncio.TaskGroup() as tg:
+            idle = tg.create_task(self.controllers.wait_idle())
+            await asyncio.wait({idle, task}, return_when=asyncio.FIRST_COMPLETED)
+            idle.cancel()
+        if (error := self._controllers_failure()) is not None:
+            raise RuntimeError("the embedded API server's controllers failed") from error
 
     async def _bootstrap(self) -> None:
         opts = WriteOptions(field_manager="kube-apiserver")
@@ -506,6 +536,8 @@ class APIServer:
 
     async def _health(self, request: web.Request) -> web.Response:
         del request
+        if self._controllers_failure() is not None:
+            return web.Response(status=500, text="controllers failed", content_type="text/plain")
         return web.Response(text="ok", content_type="text/plain")
 
     @staticmethod
@@ -957,6 +989,18 @@ class APIServer:
         neg = negotiate(request.headers.get("Accept", ""), allow_transform=True)
         if neg.kind == "yaml":
             neg = _Negotiated("json")
+        if self.faults.refuses_watch_list and request.query.get("resourceVersionMatch"):
+            # kube-apiserver before 1.27 knows no sendInitialEvents, and so forbids this.
+            raise invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                [
+                    field_forbidden(
+                        "resourceVersionMatch", "resourceVersionMatch is forbidden for watch"
+                    )
+                ],
+            )
         self._list_option_errors(request, watch=True)
         labels, fields = self._selectors(request, rt)
         shard, shard_text = self._shard_selector(request)
@@ -985,6 +1029,7 @@ class APIServer:
             max_queue=self.watch_queue_size,
             render_first=view.render_first if isinstance(view, _TableView) else None,
             shard=shard.matches if shard is not None else None,
+            event_delay=functools.partial(self.faults.watch_delay_for, (rt.plural, rt.qualified)),
         )
         # Registration and the initial events happen with no await in between, so no change
         # committed meanwhile can be missed or delivered twice.
@@ -1014,7 +1059,7 @@ class APIServer:
                 for event in history:
                     watcher.offer(event)
         if initial_end_rv is not None:
-            watcher.push(
+            watcher.push_initial_end(
                 encode_event(
                     "BOOKMARK",
                     view.bookmark(
@@ -1076,7 +1121,7 @@ class APIServer:
             if now >= deadline:
                 break
             if now >= next_bookmark:
-                rv = self.store.rv
+                rv = watcher.bookmark_rv(self.store.rv)
                 await response.write(
                     encode_event("BOOKMARK", view.bookmark({"resourceVersion": str(rv)}))
                 )

@@ -68,6 +68,7 @@ class Watcher:
         max_queue: int,
         render_first: Callable[[str, dict[str, Any]], bytes] | None = None,
         shard: Callable[[dict[str, Any]], bool] | None = None,
+        event_delay: Callable[[], float] | None = None,
     ) -> None:
         self.key = key
         self.shard = shard
@@ -81,6 +82,10 @@ class Watcher:
         self._filtered = not labels.empty or not fields.empty or shard is not None
         self._queue: deque[bytes] = deque()
         self._waiter: asyncio.Future[None] | None = None
+        # Injected latency (Faults.delay_watch_events): events held until they are due.
+        self._event_delay = event_delay
+        self._delayed: deque[tuple[float, StoreEvent]] = deque()
+        self._release_handle: asyncio.TimerHandle | None = None
         self.closed = False
         self.close_reason = ""
         self.hub: WatchHub | None = None
@@ -95,7 +100,38 @@ class Watcher:
         return self.fields.empty or self.fields.matches(self.fields_of(obj))
 
     def offer(self, event: StoreEvent) -> None:
-        """Queue ``event`` if it concerns this watcher, typed as this watcher sees it."""
+        """Queue ``event`` if it concerns this watcher, typed as this watcher sees it.
+
+        Under an injected delay the event is held back and queued once due; events keep
+        their order.
+        """
+        if self.closed:
+            return
+        delay = self._event_delay() if self._event_delay is not None else 0.0
+        if delay > 0 or self._delayed:
+            loop = asyncio.get_running_loop()
+            self._delayed.append((loop.time() + delay, event))
+            if self._release_handle is None:
+                self._release_handle = loop.call_at(self._delayed[0][0], self._release)
+            return
+        self._offer_now(event)
+
+    def _release(self) -> None:
+        self._release_handle = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        while self._delayed and self._delayed[0][0] <= now and not self.closed:
+            self._offer_now(self._delayed.popleft()[1])
+        if self._delayed and not self.closed:
+            self._release_handle = loop.call_at(self._delayed[0][0], self._release)
+
+    def bookmark_rv(self, current: int) -> int:
+        """The version a bookmark may carry now: none past an event still held back."""
+        if self._delayed:
+            return min(current, self._delayed[0][1].rv - 1)
+        return current
+
+    def _offer_now(self, event: StoreEvent) -> None:
         if self.closed:
             return
         if self.namespace is not None and event.namespace != self.namespace:
@@ -124,6 +160,11 @@ class Watcher:
             data = encode_event(type_, self.view.render(obj))
             event.cache[ck] = data
         self.push(data)
+
+    def push_initial_end(self, data: bytes) -> None:
+        """Queue the bookmark that ends the initial events: part of them, never dropped."""
+        self._queue.append(data)
+        self._wake()
 
     def push_object(self, type_: str, obj: dict[str, Any]) -> None:
         """Queue a synthetic event (initial ADDED events) for ``obj``."""
@@ -192,6 +233,10 @@ class Watcher:
             return
         self.closed = True
         self.close_reason = reason
+        if self._release_handle is not None:
+            self._release_handle.cancel()
+            self._release_handle = None
+        self._delayed.clear()
         if self.hub is not None:
             self.hub.unregister(self)
         self._wake()

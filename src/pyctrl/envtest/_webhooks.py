@@ -94,6 +94,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
+from pyctrl._apiextensions.gofmt import go_quote as _quote
 from pyctrl.envtest._errors import Cause, StatusError, bad_request, internal, not_found
 from pyctrl.envtest._selectors import (
     LabelSelector,
@@ -151,11 +152,6 @@ _HEADERS = {
 
 
 # --- errors -------------------------------------------------------------------------------
-
-
-def _quote(text: str) -> str:
-    """Go's ``%q`` for the strings that appear here (names, URLs)."""
-    return orjson.dumps(text).decode()
 
 
 class _CallFailedError(Exception):

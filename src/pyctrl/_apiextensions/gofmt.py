@@ -1,0 +1,226 @@
+"""Go's formatting of JSON values: ``%q``, ``%v``, ``%#v`` and encoding/json's output.
+
+kube-apiserver's messages embed values printed by Go's ``fmt`` and ``encoding/json``;
+these printers reproduce them so that our messages match the real server's, byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final
+
+_GO_ESCAPES: Final = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def go_quote(s: str) -> str:
+    """Quote a string the way Go's ``strconv.Quote`` (``%q``) does.
+
+    Args:
+        s: The string.
+
+    Returns:
+        The double-quoted, Go-escaped string.
+    """
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return f'"{s}"'
+    out = ['"']
+    for ch in s:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def go_float(f: float) -> str:
+    """Format a float the way Go's ``%v`` does (shortest digits, ``%e`` from 1e+06).
+
+    Args:
+        f: The number.
+
+    Returns:
+        Go's rendering, e.g. ``65535``, ``0.5``, ``1e+06``, ``1.5e-05``.
+    """
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "-0" if math.copysign(1.0, f) < 0 else "0"
+    sign, digit_tuple, exponent = Decimal(repr(f)).as_tuple()
+    digits = "".join(str(d) for d in digit_tuple).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    # Position of the decimal point relative to the first digit, as strconv's digs.dp.
+    dp = len(digit_tuple) + exponent
+    neg = "-" if sign else ""
+    exp = dp - 1
+    if exp < -4 or exp >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{neg}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if dp <= 0:
+        return f"{neg}0.{'0' * -dp}{digits}"
+    if dp >= len(digits):
+        return f"{neg}{digits}{'0' * (dp - len(digits))}"
+    return f"{neg}{digits[:dp]}.{digits[dp:]}"
+
+
+def go_print(value: Any) -> str:
+    """Render a JSON value the way Go's ``%v`` renders the decoded ``interface{}``.
+
+    Args:
+        value: A JSON value (dict, list, str, int, float, bool or None).
+
+    Returns:
+        E.g. ``map[spec:map[replicas:2]]``, ``[x y]``, ``<nil>``.
+    """
+    if value is None:
+        return "<nil>"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(v) for v in value) + "]"
+    return str(value)
+
+
+def go_sharp(value: Any) -> str:
+    """Render a JSON value the way Go's ``%#v`` renders the decoded ``interface{}``.
+
+    Args:
+        value: A JSON value (dict, list, str, int, float, bool or None).
+
+    Returns:
+        E.g. ``map[string]interface {}{"name":"http"}``.
+    """
+    if value is None:
+        return "interface {}(nil)"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, dict):
+        inner = ", ".join(f"{go_quote(str(k))}:{go_sharp(value[k])}" for k in sorted(value))
+        return "map[string]interface {}{" + inner + "}"
+    if isinstance(value, list | tuple):
+        return "[]interface {}{" + ", ".join(go_sharp(v) for v in value) + "}"
+    if isinstance(value, _GoRaw):
+        return value.text
+    return repr(value)
+
+
+@dataclass(frozen=True, slots=True)
+class _GoRaw:
+    """A value already rendered in Go syntax (e.g. a struct dump)."""
+
+    text: str
+
+
+class _Omit:
+    """Go's ``omitValue``: the error body carries no value."""
+
+
+_OMIT: Final = _Omit()
+
+
+def _go_value(value: Any) -> str:
+    # field.Error.ErrorBody: nil -> "null" quoted; simple types with %v; strings with %q;
+    # everything else with %#v.
+    if value is None:
+        return '"null"'
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, _GoRaw):
+        return value.text
+    return go_sharp(value)
+
+
+def _json_compact(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _json_float(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, dict):
+        return (
+            "{"
+            + ",".join(f"{_json_string(k)}:{_json_compact(value[k])}" for k in sorted(value))
+            + "}"
+        )
+    if isinstance(value, list):
+        return "[" + ",".join(_json_compact(v) for v in value) + "]"
+    return str(value)
+
+
+def _json_string(s: str) -> str:
+    out = ['"']
+    for ch in s:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ch in "<>&\u2028\u2029":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _json_float(f: float) -> str:
+    # encoding/json: 'f' format unless the exponent is < -6 or >= 21, and e-07 cleaned to e-7.
+    a = abs(f)
+    if a != 0 and (a < 1e-6 or a >= 1e21):
+        return re.sub(r"e-0(\d)$", r"e-\g<1>", go_float(f))
+    text = format(Decimal(repr(f)), "f")
+    return text[:-2] if text.endswith(".0") else text

@@ -1,0 +1,107 @@
+"""``x-kubernetes-list-type`` set and map uniqueness (apiextensions' ``schema/listtype``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from pyctrl._apiextensions.field import FieldCause, Path, _child, _duplicate, _index, _invalid, _key
+from pyctrl._apiextensions.gofmt import _json_compact
+
+if TYPE_CHECKING:
+    from pyctrl._apiextensions.nodes import _Node
+
+# ---------------------------------------------------------------------------------------
+# x-kubernetes-list-type set/map uniqueness (schema/listtype).
+# ---------------------------------------------------------------------------------------
+
+
+def _scalar_key(value: Any) -> Any:
+    if isinstance(value, dict | list):
+        return ("json", _json_compact(value))
+    return (type(value).__name__, value)
+
+
+def _list_set_duplicates(items: list[Any]) -> list[int]:
+    if len(items) <= 1:
+        return []
+    seen: dict[Any, int] = {}
+    out: list[int] = []
+    for i, x in enumerate(items):
+        key = _scalar_key(x)
+        times = seen.get(key)
+        if times is None:
+            seen[key] = 1
+        else:
+            seen[key] = times + 1
+            if times == 1:
+                out.append(i)
+    return out
+
+
+def _listtype_errors(node: _Node | None, x: Any, path: Path) -> list[FieldCause]:
+    if node is None or not node.has_list_types:
+        return []
+    if isinstance(x, dict):
+        errs: list[FieldCause] = []
+        addl = node.additional
+        if addl is not None and addl.has_list_types:
+            for k, v in x.items():
+                errs += _listtype_errors(addl, v, _key(path, k))
+        props = node.properties
+        if props is not None:
+            for k, v in x.items():
+                sub = props.get(k)
+                if sub is not None and sub.has_list_types:
+                    errs += _listtype_errors(sub, v, _child(path, k))
+        return errs
+    if not isinstance(x, list):
+        return []
+    errs = []
+    if node.list_type == "set":
+        for i in _list_set_duplicates(x):
+            errs.append(_duplicate(_index(path, i), x[i]))
+    elif node.list_type == "map":
+        errs += _list_map_errors(node, x, path)
+    if node.items is not None:
+        for i, item in enumerate(x):
+            errs += _listtype_errors(node.items, item, _index(path, i))
+    return errs
+
+
+class _Unspecified:
+    """A key field missing from a list-map item."""
+
+    def __repr__(self) -> str:
+        return "<unspecified>"
+
+
+_UNSPECIFIED: Final = _Unspecified()
+
+
+def _list_map_errors(node: _Node, x: list[Any], path: Path) -> list[FieldCause]:
+    for i, item in enumerate(x):
+        if item is not None and not isinstance(item, dict):
+            return [
+                _invalid(_index(path, i), item, "must be an object for an array of list-type map")
+            ]
+    if len(x) <= 1:
+        return []
+    keys = node.list_map_keys
+    errs: list[FieldCause] = []
+    if len(keys) == 1:
+        key_field = keys[0]
+        values = [
+            _UNSPECIFIED if item is None or key_field not in item else item[key_field] for item in x
+        ]
+        for i in _list_set_duplicates(values):
+            value = values[i]
+            errs.append(
+                _duplicate(_index(path, i), {} if value is _UNSPECIFIED else {key_field: value})
+            )
+        return errs
+    composite: list[dict[str, Any]] = []
+    for item in x:
+        composite.append({k: item[k] for k in keys if item is not None and k in item})
+    for i in _list_set_duplicates(composite):
+        errs.append(_duplicate(_index(path, i), composite[i]))
+    return errs

@@ -1,0 +1,172 @@
+"""Helpers for testing operators: run a manager for a block, wait on what the server holds.
+
+An operator's tests run its manager against an API server (`pyctrl.envtest`'s embedded
+one, or a real cluster) and then wait for the state they expect. The state lives in the
+API server, out of reach of an asyncio event, so waiting means asking again until the
+answer is right or a deadline passes: controller-runtime's tests use Gomega's
+``Eventually`` and ``komega`` for that; pyctrl's are these.
+
+- `running` runs a `Manager` for the length of an ``async with`` block: the block starts
+  once the manager has started and its caches have synced, and a manager that fails
+  while starting fails the block with its error. On exit the manager is stopped and
+  awaited.
+- `eventually` waits until an async check returns true.
+- `object_eventually` waits until an object exists and satisfies a predicate, and returns
+  it; `gone_eventually` waits until it no longer exists.
+
+Each waiter fails with an `AssertionError` naming what it waited for, so a test's failure
+reads as the expectation that did not come true::
+
+    async with running(manager):
+        await manager.client.create(sample)
+        ready = await object_eventually(
+            manager.api_reader, MySrv, "sample", "default", lambda s: s.status.ready
+        )
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pyctrl.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable
+
+    from pyctrl.client import Reader
+    from pyctrl.manager import Manager
+
+__all__ = ["eventually", "gone_eventually", "object_eventually", "running"]
+
+_T = TypeVar("_T")
+
+#: How often the waiters ask again, in seconds.
+POLL_INTERVAL = 0.05
+
+
+@asynccontextmanager
+async def running(manager: Manager, *, start_timeout: float = 20.0) -> AsyncIterator[Manager]:
+    """Run ``manager`` for the block: started and synced on entry, stopped on exit.
+
+    The manager runs in a task owned by the block. If it fails while starting, the block
+    is not entered and its error propagates; if it fails later, the error propagates when
+    the block ends.
+
+    Args:
+        manager: The manager to run.
+        start_timeout: Seconds to wait for the manager to start (and its caches to sync).
+
+    Yields:
+        The manager, started.
+    """
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(manager.start())
+        waiter = tg.create_task(manager.wait_started())
+        async with asyncio.timeout(start_timeout):
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            waiter.cancel()
+            task.result()
+        yield manager
+        task.cancel()
+
+
+async def eventually(
+    check: Callable[[], Awaitable[bool]], *, within: float = 15.0, message: str | None = None
+) -> None:
+    """Wait until ``check()`` returns true.
+
+    Args:
+        check: An async function asked again every `POLL_INTERVAL` seconds.
+        within: Seconds before giving up.
+        message: What was expected, for the failure message (the check's name otherwise).
+
+    Raises:
+        AssertionError: ``check`` was still false after ``within`` seconds.
+    """
+    try:
+        async with asyncio.timeout(within):
+            while not await check():  # noqa: ASYNC110 - no event to wait on across HTTP
+                await asyncio.sleep(POLL_INTERVAL)
+    except TimeoutError:
+        what = message or f"{getattr(check, '__name__', repr(check))}()"
+        raise AssertionError(f"{what} was still false after {within} s") from None
+
+
+async def object_eventually(
+    reader: Reader,
+    type_: type[_T],
+    name: str,
+    namespace: str | None = None,
+    predicate: Callable[[_T], bool] | None = None,
+    *,
+    within: float = 15.0,
+) -> _T:
+    """Wait until the object exists and satisfies ``predicate``; return it.
+
+    Args:
+        reader: Where to read it: ``manager.api_reader`` reads the server itself,
+            ``manager.client`` the manager's cache.
+        type_: The object's type (a `CustomResource`, a kubernetes-asyncio model, ...).
+        name: Its name.
+        namespace: Its namespace; None for a cluster-scoped object.
+        predicate: What must hold; None waits only for the object to exist.
+        within: Seconds before giving up.
+
+    Returns:
+        The object as last read, satisfying ``predicate``.
+
+    Raises:
+        AssertionError: it did not exist, or did not satisfy ``predicate``, in time; the
+            message says which and shows the last state seen.
+    """
+    last: list[Any] = []
+
+    async def holds() -> bool:
+        try:
+            obj = await reader.get(type_, name, namespace)
+        except NotFoundError:
+            last[:] = []
+            return False
+        last[:] = [obj]
+        return predicate is None or predicate(obj)
+
+    where = f"{namespace}/{name}" if namespace else name
+    try:
+        await eventually(holds, within=within)
+    except AssertionError:
+        kind = type_.__name__
+        if not last:
+            raise AssertionError(f"{kind} {where} was never found within {within} s") from None
+        condition = getattr(predicate, "__name__", "the predicate")
+        raise AssertionError(
+            f"{kind} {where} did not satisfy {condition} within {within} s; last seen: {last[0]!r}"
+        ) from None
+    return last[0]  # type: ignore[no-any-return]
+
+
+async def gone_eventually(
+    reader: Reader,
+    type_: type[Any],
+    name: str,
+    namespace: str | None = None,
+    *,
+    within: float = 15.0,
+) -> None:
+    """Wait until the object no longer exists (its finalizers done, its deletion complete).
+
+    Raises:
+        AssertionError: it still existed after ``within`` seconds.
+    """
+
+    async def gone() -> bool:
+        try:
+            await reader.get(type_, name, namespace)
+        except NotFoundError:
+            return True
+        return False
+
+    where = f"{namespace}/{name}" if namespace else name
+    await eventually(gone, within=within, message=f"{type_.__name__} {where} being gone")
