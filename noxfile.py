@@ -23,7 +23,7 @@ nox.options.default_venv_backend = "venv"
 
 REPO = Path(__file__).resolve().parent
 CHECKED = ["src", "tests", "examples", "bench", "noxfile.py"]
-EXAMPLES = ["mysrv", "airconditioner", "optionsrecord"]
+EXAMPLES = ["mysrv", "airconditioner", "optionsrecord", "evc"]
 
 # One shared virtualenv keeps CI fast: every session needs the same packages. Its
 # programs are called by absolute path, never looked up on PATH.

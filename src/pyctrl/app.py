@@ -36,6 +36,7 @@ import argparse
 import asyncio
 import inspect
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,10 +56,12 @@ from pyctrl.shardelection import ShardingOptions
 from pyctrl.source import Kind
 from pyctrl.webhook import (
     ClientConfig,
+    LocalWebhooks,
     Server,
     conversion_stanza,
     converted_kinds,
     webhook_configurations,
+    write_local_certs,
 )
 
 if TYPE_CHECKING:
@@ -228,23 +231,53 @@ class Operator:
             await result
         return manager
 
-    async def run(self, argv: Sequence[str] | None = None) -> None:
-        """Parse flags, build the manager and run it until SIGTERM/SIGINT."""
+    async def run(
+        self, argv: Sequence[str] | None = None, *, webhook_host: str | None = None
+    ) -> None:
+        """Parse flags, build the manager and run it until SIGTERM/SIGINT.
+
+        Args:
+            argv: The operator's flags (default: the process's).
+            webhook_host: Local webhook development (``pyctrl run --webhook-host``): serve
+                the webhooks with a fresh certificate for this address of the machine, and
+                register configurations pointing at it while running (`local_webhooks`).
+        """
         args = self.parser().parse_args(argv)
         configure(development=args.log_format == "console", level=args.log_level)
         config = await get_config(kubeconfig=args.kubeconfig, context=args.context)
-        manager = await self.create_manager(config, args)
-        await manager.run()
+        with tempfile.TemporaryDirectory(prefix=f"{self.name}-webhook-certs-") as certs:
+            ca_bundle = b""
+            if webhook_host:
+                ca_bundle = write_local_certs(webhook_host, certs)
+                args.webhook_cert_dir = certs
+            manager = await self.create_manager(config, args)
+            if webhook_host:
+                manager.add(self.local_webhooks(manager, webhook_host, ca_bundle))
+            await manager.run()
 
-    def main(self, argv: Sequence[str] | None = None) -> None:
+    def local_webhooks(self, manager: Manager, host: str, ca_bundle: bytes) -> LocalWebhooks:
+        """The runnable registering ``manager``'s webhooks at ``host`` while it runs.
+
+        The configurations are named ``<name>-dev-mutating-webhook-configuration`` (and
+        validating), apart from the deployed operator's.
+        """
+        return LocalWebhooks(
+            manager.rest,
+            manager.webhook_server,
+            host=host,
+            ca_bundle=ca_bundle,
+            name_prefix=f"{self.name}-dev-",
+        )
+
+    def main(self, argv: Sequence[str] | None = None, *, webhook_host: str | None = None) -> None:
         """The process entry point (``python -m your_operator``).
 
         A configuration problem (no or a broken kubeconfig; ``--leader-elect`` outside a
         cluster without ``--leader-election-namespace``) is one line on stderr and exit
-        status 1, not a traceback.
+        status 1, not a traceback. ``webhook_host``: see `run`.
         """
         try:
-            asyncio.run(self.run(argv))
+            asyncio.run(self.run(argv, webhook_host=webhook_host))
         except ConfigError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise SystemExit(1) from None

@@ -15,6 +15,8 @@ This is controller-runtime's ``pkg/builder``::
 with `pyctrl.handler.EnqueueRequestForOwner` (controller owner only); ``watches`` with
 the handler you give, for a type from the shared cache; ``watches_raw_source`` adds any
 `pyctrl.source.Source` (a `pyctrl.source.Channel` of external events) as it is.
+``every(30)`` also reconciles each object every 30 seconds (`pyctrl.timer.Timer`);
+``daemon(fn)`` runs a coroutine per object while it lives (`pyctrl.daemon.Daemon`).
 The controller is named after the lowercase kind unless ``named``; names must be unique
 in a manager.
 
@@ -47,7 +49,11 @@ from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
 from pyctrl.source import Kind, Source
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyctrl.cache import Informer
+    from pyctrl.clock import Clock
+    from pyctrl.daemon import Daemon, DaemonFunc
     from pyctrl.manager import Manager
     from pyctrl.predicate import Predicate
     from pyctrl.reconcile import Request, Result
@@ -143,6 +149,47 @@ class Builder(Generic[T]):
         """
         self._watches.append(_Watch(None, source, EnqueueRequestForObject(), ()))
         return self
+
+    def every(
+        self,
+        interval: float | None,
+        *,
+        initial_delay: float | None = None,
+        idle: float | None = None,
+        jitter: float = 0.1,
+        when: Callable[[T], bool] | None = None,
+        clock: Clock | None = None,
+    ) -> Self:
+        """Also reconcile each ``for_`` object every ``interval`` seconds (`pyctrl.timer.Timer`)."""
+        from pyctrl.timer import Timer
+
+        return self.watches_raw_source(
+            Timer(
+                self.manager.cache,
+                self._for_type("every()"),
+                interval,
+                initial_delay=initial_delay,
+                idle=idle,
+                jitter=jitter,
+                when=when,
+                clock=clock,
+            )
+        )
+
+    def daemon(
+        self, daemon: Daemon | DaemonFunc, *, when: Callable[[T], bool] | None = None
+    ) -> Self:
+        """Run a daemon per ``for_`` object (a `pyctrl.daemon.Daemon`, or its function)."""
+        from pyctrl.daemon import Daemon
+
+        if not isinstance(daemon, Daemon):
+            daemon = Daemon(self.manager.cache, self._for_type("daemon()"), daemon, when=when)
+        return self.watches_raw_source(daemon)
+
+    def _for_type(self, caller: str) -> type[Any]:
+        if self._for is None or self._for.type_ is None:
+            raise ValueError(f"call for_() before {caller}")
+        return self._for.type_
 
     def with_event_filter(self, predicate: Predicate) -> Self:
         """Apply ``predicate`` to every watch of the controller."""

@@ -237,13 +237,18 @@ class Controller:
         for task in sources:
             task.cancel()
         self.queue.shut_down()
-        if not workers or self.graceful_shutdown_timeout <= 0 or self._state.forced.is_set():
-            return  # nothing to wait for, or forced: the TaskGroup cancels the workers now
+        if self.graceful_shutdown_timeout <= 0 or self._state.forced.is_set():
+            return  # forced: the TaskGroup cancels the workers now
+        # Sources stopping gracefully (daemons: pyctrl.daemon) share the workers' deadline.
+        pending: set[asyncio.Task[Any]] = {t for t in (*workers, *sources) if not t.done()}
+        await asyncio.sleep(0)  # let cancelled sources that have nothing to stop finish
+        pending = {t for t in pending if not t.done()}
+        if not pending:
+            return
         _log.info("waiting for in-flight reconciles", controller=self.name)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.graceful_shutdown_timeout
         forced = group.create_task(self._state.forced.wait(), name=f"{self.name}-force")
-        pending: set[asyncio.Task[Any]] = set(workers)
         try:
             while pending and not forced.done() and loop.time() < deadline:
                 _done, pending = await asyncio.wait(

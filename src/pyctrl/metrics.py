@@ -38,6 +38,7 @@ controller-runtime already use:
 | ``controller_runtime_conversion_webhook_panics_total`` | (none) |
 | ``pyctrl_informer_synced``, ``pyctrl_informer_healthy`` | gvk |
 | ``pyctrl_informer_reconnects_total`` | gvk |
+| ``pyctrl_daemons_running``, ``pyctrl_daemon_crashes_total`` | daemon |
 | ``pyctrl_cache_own_write_waits_total`` | gvk, result (caught_up, timeout) |
 
 `WorkqueueMetrics` and `ReconcileMetrics` are the recording ends the workqueue and
@@ -56,6 +57,8 @@ __all__ = [
     "active_workers",
     "cache_own_write_waits_total",
     "conversion_webhook_panics_total",
+    "daemon_crashes_total",
+    "daemons_running",
     "exposition",
     "informer_healthy",
     "informer_reconnects_total",
@@ -237,6 +240,15 @@ informer_reconnects_total = Counter(
     "pyctrl_informer_reconnects_total",
     "Number of times an informer re-established its watch or re-listed.",
     ["gvk"],
+    registry=registry,
+)
+daemons_running = Gauge(
+    "pyctrl_daemons_running", "Number of per-object daemons running.", ["daemon"], registry=registry
+)
+daemon_crashes_total = Counter(
+    "pyctrl_daemon_crashes_total",
+    "Number of times a per-object daemon raised (it is restarted with backoff).",
+    ["daemon"],
     registry=registry,
 )
 

@@ -69,7 +69,7 @@ from pyctrl.resource import accessor
 from pyctrl.sharding import FIELD_UID, SlotAssignment, hash_field
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Mapping
+    from collections.abc import AsyncIterator, Callable
 
     from pyctrl.cache import Informer
     from pyctrl.client import RESTClient
@@ -283,9 +283,12 @@ class SlotElector:
         """The slots this replica works on now (held, valid, not draining)."""
         return self.assignment.held()
 
-    def is_mine(self, obj: Mapping[str, Any]) -> bool:
-        """Whether ``obj`` (decoded JSON, with its uid) belongs to this replica now."""
-        return self.assignment.owns(obj)
+    def is_mine(self, obj: Any) -> bool:
+        """Whether ``obj`` (typed, or decoded JSON; with its uid) belongs to this replica now."""
+        meta = accessor(obj)
+        if self.assignment.field == FIELD_UID:
+            return self.assignment.owns_value(meta.uid)
+        return self.assignment.owns_value(meta.namespace)
 
     def owns_uid(self, uid: str) -> bool:
         """Whether the object with this uid belongs to this replica now (uid rings)."""

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
-NAMES = ["airconditioner", "mysrv", "optionsrecord"]
+NAMES = ["airconditioner", "evc", "mysrv", "optionsrecord"]
 
 
 def instructions(name: str) -> list[tuple[str, str]]:

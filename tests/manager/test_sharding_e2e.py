@@ -181,6 +181,10 @@ async def test_three_replicas_split_the_slots_and_reconcile_each_object_once(
         for name, manager in managers.items():
             cached = await manager.cache.list(Widget, namespace="default")
             assert len(cached.items) == sum(1 for s in slots.values() if holder[s] == name)
+            widget = cached.items[0]  # typed: what a per-object daemon asks about
+            assert [m.shards.is_mine(widget) for m in managers.values() if m.shards] == [
+                other == name for other in managers
+            ]
         assert filtering() == 1.0
         assert not ledger.overlaps
         for task in tasks:

@@ -3,6 +3,11 @@
 Everything after ``MODULE[:ATTRIBUTE]`` goes to the operator's own flags
 (`pyctrl.app.Operator.parser`), so ``pyctrl run mysrv.__main__:operator --help`` shows
 them. The operator runs in the foreground until SIGINT or SIGTERM.
+
+``--webhook-host ADDRESS`` (before ``MODULE``) is the local webhook development loop: the
+webhook server serves a certificate generated for ``ADDRESS`` and the cluster gets
+webhook configurations pointing at it, removed again on exit
+(`pyctrl.app.Operator.run`).
 """
 
 from __future__ import annotations
@@ -21,10 +26,17 @@ CONTEXT = {
 
 
 @click.command("run", context_settings=CONTEXT)
+@click.option(
+    "--webhook-host",
+    metavar="ADDRESS",
+    help="Develop webhooks against a real cluster: serve them with a fresh certificate for "
+    "ADDRESS (this machine, as the cluster reaches it, e.g. host.k3d.internal), register "
+    "webhook configurations pointing at it, and remove them on exit.",
+)
 @click.argument("target", metavar="MODULE[:ATTRIBUTE]")
 @click.pass_context
 @reports_errors
-def run(ctx: click.Context, target: str) -> None:
+def run(ctx: click.Context, target: str, webhook_host: str | None) -> None:
     """Run an Operator in the foreground, with its own flags.
 
     Everything after MODULE[:ATTRIBUTE] goes to the operator (--kubeconfig, --context,
@@ -34,7 +46,7 @@ def run(ctx: click.Context, target: str) -> None:
 
     operator = load_operator(Target.parse(target))
     try:
-        operator.main(ctx.args)
+        operator.main(ctx.args, webhook_host=webhook_host)
     except PyctrlError as exc:
         # Configuration problems (no kubeconfig, a broken one) are the user's to fix.
         raise CliError(str(exc)) from exc

@@ -26,7 +26,9 @@ Paths follow controller-runtime's convention (`mutate_path`, `validate_path`):
 ValidatingWebhookConfiguration (and `conversion_stanza` the CRD's ``spec.conversion``)
 for what is registered, pointing at a Service (production, with a cert-manager
 annotation) or a URL (local development and envtest); `certs` makes a self-signed CA
-and serving certificate for local development.
+and serving certificate for local development. `LocalWebhooks` and `write_local_certs`
+are the local development loop against a real cluster (``pyctrl run --webhook-host``):
+the cluster's API server calls the webhooks on the developer's machine while it runs.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from pyctrl.webhook._conversion import (
     ConversionReview,
     Spoke,
 )
+from pyctrl.webhook._local import LocalWebhooks, write_local_certs
 from pyctrl.webhook._server import AdmissionEndpoint, CertWatcher, Server, default_cert_dir
 
 if TYPE_CHECKING:
@@ -76,6 +79,7 @@ __all__ = [
     "Defaulter",
     "FieldError",
     "InvalidObjectError",
+    "LocalWebhooks",
     "Server",
     "Spoke",
     "UserInfo",
@@ -91,6 +95,7 @@ __all__ = [
     "register_validator",
     "validate_path",
     "webhook_configurations",
+    "write_local_certs",
 ]
 
 
