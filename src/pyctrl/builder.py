@@ -40,9 +40,11 @@ server, under controller-runtime's paths.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
+from pyctrl.cache import keys_in_slots
 from pyctrl.controller import Controller, Options
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from pyctrl.predicate import Predicate
     from pyctrl.reconcile import Request, Result
     from pyctrl.resource import CustomResource
+    from pyctrl.shardelection import SlotElector
     from pyctrl.webhook import Defaulter, Validator
 
 __all__ = [
@@ -85,6 +88,20 @@ class _AfterOwnWrites:
             self._type, request.name, request.namespace or None
         )
         return await self._reconciler.reconcile(request)
+
+
+def _mine_and(
+    mine: Callable[[Any], bool], when: Callable[[Any], bool] | None
+) -> Callable[[Any], bool]:
+    """A daemon's ``when`` on a sharded manager: only objects in this replica's slots."""
+    if when is None:
+        return mine
+    return lambda obj: mine(obj) and when(obj)
+
+
+def _stop_slot(shards: SlotElector, informer: Informer[Any], daemon: Daemon, slot: int) -> None:
+    for request in keys_in_slots(informer, shards.assignment, [slot]):
+        daemon.stop_nowait(request)
 
 
 @dataclass
@@ -119,6 +136,9 @@ class Builder(Generic[T]):
         if self._for is not None:
             raise ValueError("for_() may be called once per controller")
         self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates)
+        if self.manager.shards is not None:
+            # Before anything (a daemon) asks the cache for the type's informer.
+            self.manager.cache.shard(type_, self.manager.shards.assignment)
         return cast("Builder[U]", self)
 
     def owns(
@@ -182,8 +202,15 @@ class Builder(Generic[T]):
         """Run a daemon per ``for_`` object (a `pyctrl.daemon.Daemon`, or its function)."""
         from pyctrl.daemon import Daemon
 
+        shards = self.manager.shards
         if not isinstance(daemon, Daemon):
+            if shards is not None:
+                when = _mine_and(shards.is_mine, when)
             daemon = Daemon(self.manager.cache, self._for_type("daemon()"), daemon, when=when)
+        if shards is not None:
+            # A slot leaving this replica stops the daemons of its objects at once.
+            informer = self.manager.cache.get_informer(self._for_type("daemon()"))
+            shards.on_slot_lost(functools.partial(_stop_slot, shards, informer, daemon))
         return self.watches_raw_source(daemon)
 
     def _for_type(self, caller: str) -> type[Any]:

@@ -29,6 +29,7 @@ from .conftest import Widget, options
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pyctrl.daemon import DaemonContext
     from pyctrl.envtest import Environment
 
 SLOTS = 12
@@ -353,3 +354,47 @@ async def test_slots_lapsed_in_a_stalled_process_come_back_with_all_their_object
         "pyctrl_shard_slot_moves_total", {"ring": "widgets", "direction": "lost"}
     )
     assert (after or 0) >= (lost or 0) + SLOTS
+
+
+async def test_daemons_run_on_the_replica_holding_their_object(env: Environment) -> None:
+    """A per-object daemon runs where its object's slot is held, and stops when it moves."""
+    ledger = Ledger()
+    running: dict[str, set[str]] = {}
+
+    def with_daemon(name: str) -> Manager:
+        manager = replica(env, name, Ledger())
+        mine: set[str] = running.setdefault(name, set())
+
+        async def watch_widget(ctx: DaemonContext[Widget]) -> None:
+            mine.add(ctx.request.name)
+            try:
+                await ctx.wait_stopping()
+            finally:
+                mine.discard(ctx.request.name)
+
+        controller_managed_by(manager).for_(Widget).named("daemons").daemon(watch_widget).complete(
+            Instrumented(name, ledger)
+        )
+        return manager
+
+    managers = {name: with_daemon(name) for name in ("r0", "r1")}
+    async with asyncio.TaskGroup() as tg:
+        tasks = [tg.create_task(m.start()) for m in managers.values()]
+        await until(split_evenly(list(managers.values())))
+        slots = await create_widgets(managers["r0"], 60)
+
+        def placed() -> bool:
+            holder = owners(managers)
+            return all(
+                running[name] == {r.name for r, s in slots.items() if holder.get(s) == name}
+                for name in managers
+            )
+
+        await until(placed)
+        managers["r2"] = with_daemon("r2")
+        tasks.append(tg.create_task(managers["r2"].start()))
+        await until(split_evenly(list(managers.values())))
+        await until(placed)
+        assert not set.intersection(*running.values())
+        for task in tasks:
+            task.cancel()
