@@ -16,7 +16,8 @@ operator-sdk tutorial operator of the same name, written with pyctrl:
 
 - `examples.mysrv.api`: the types, the single source of the CRD;
 - `examples.mysrv.controller`: the reconciler;
-- `examples.mysrv.webhooks`: defaulting and validating webhooks;
+- `examples.mysrv.webhooks`: defaulting and validating webhooks, and a Pod sidecar
+  injector (a webhook on a built-in kind);
 - `examples.mysrv.dns`: the simulated DNS provider the finalizer cleans up.
 
 `operator` is the whole operator: ``python -m examples.mysrv`` runs it (flags:
@@ -30,12 +31,17 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from kubernetes_asyncio.client import V1Deployment, V1Service
+from kubernetes_asyncio.client import V1Deployment, V1Pod, V1Service
 
 from examples.mysrv.api import MySrv
 from examples.mysrv.controller import MySrvReconciler
 from examples.mysrv.dns import DNSProvider, zone_from_environment
-from examples.mysrv.webhooks import MySrvDefaulter, MySrvValidator
+from examples.mysrv.webhooks import (
+    SIDECAR_OPTIONS,
+    MySrvDefaulter,
+    MySrvValidator,
+    SidecarInjector,
+)
 from pyctrl.app import Operator
 from pyctrl.builder import controller_managed_by, webhook_managed_by
 
@@ -84,6 +90,12 @@ def make_operator(*, dns: DNSProvider | None = None, webhooks: bool | None = Non
                 .for_(MySrv)
                 .with_defaulter(MySrvDefaulter())
                 .with_validator(MySrvValidator())
+                .complete()
+            )
+            (
+                webhook_managed_by(manager)
+                .for_(V1Pod)
+                .with_defaulter(SidecarInjector(), SIDECAR_OPTIONS)
                 .complete()
             )
 

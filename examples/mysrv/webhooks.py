@@ -1,4 +1,4 @@
-"""MySrv's admission webhooks: defaulting and validation.
+"""MySrv's admission webhooks: defaulting and validation, and a Pod sidecar injector.
 
 The API server calls them on every create and update of a MySrv (and the validating one
 on deletes), before the object is stored:
@@ -10,6 +10,10 @@ on deletes), before the object is stored:
   privileged port other than the usual HTTP ones. A denial names each bad field the way
   the API server's own validation does, so ``kubectl`` prints a familiar message.
 
+`SidecarInjector` is a webhook on a built-in kind: it adds a ``log-agent`` container to
+every Pod labelled ``myapp.example.com/inject-sidecar: "true"`` (the webhook's
+``objectSelector``, so other Pods are never sent to it).
+
 An object being deleted is let through unchecked: the controller must be able to remove
 its finalizer even from an object stored before a rule existed.
 """
@@ -18,10 +22,31 @@ from __future__ import annotations
 
 import re
 
-from examples.mysrv.api import DEFAULT_PORT, MySrv, MySrvSpec
-from pyctrl.webhook import FieldError, InvalidObjectError, Warnings
+from kubernetes_asyncio.client import V1Container, V1Pod, V1VolumeMount
 
-__all__ = ["MySrvDefaulter", "MySrvValidator", "message", "spec_errors"]
+from examples.mysrv.api import DEFAULT_PORT, MySrv, MySrvSpec
+from pyctrl.webhook import FieldError, InvalidObjectError, Warnings, WebhookOptions
+
+__all__ = [
+    "INJECT_LABEL",
+    "SIDECAR_OPTIONS",
+    "MySrvDefaulter",
+    "MySrvValidator",
+    "SidecarInjector",
+    "message",
+    "spec_errors",
+]
+
+INJECT_LABEL = "myapp.example.com/inject-sidecar"
+"""Pods with this label set to ``"true"`` get the log-agent sidecar."""
+SIDECAR_IMAGE = "busybox:1.36"
+SIDECAR_OPTIONS = WebhookOptions(
+    object_selector={"matchLabels": {INJECT_LABEL: "true"}},
+    failure_policy="Fail",
+    timeout_seconds=5,
+    reinvocation_policy="IfNeeded",
+)
+"""How the API server calls `SidecarInjector`: labelled Pods only, 5 s at most."""
 
 # A label value (k8s.io/apimachinery validation.IsValidLabelValue), never empty here.
 _LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -58,6 +83,29 @@ class MySrvValidator:
     async def validate_delete(self, obj: MySrv) -> Warnings:
         """Any MySrv may be deleted (its finalizer cleans up after it)."""
         return None
+
+
+class SidecarInjector:
+    """Adds a ``log-agent`` container to a Pod (once), sharing the Pod's volumes' logs."""
+
+    async def default(self, obj: V1Pod) -> None:
+        """Append the sidecar unless the Pod already has it."""
+        containers = obj.spec.containers
+        if any(c.name == "log-agent" for c in containers):
+            return
+        mounts = [
+            V1VolumeMount(name=m.name, mount_path=m.mount_path, read_only=True)
+            for c in containers
+            for m in c.volume_mounts or []
+        ]
+        containers.append(
+            V1Container(
+                name="log-agent",
+                image=SIDECAR_IMAGE,
+                args=["sh", "-c", "tail -F /var/log/app/*.log 2>/dev/null || sleep infinity"],
+                volume_mounts=mounts or None,
+            )
+        )
 
 
 def spec_errors(spec: MySrvSpec) -> list[FieldError]:

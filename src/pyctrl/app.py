@@ -17,12 +17,15 @@ An operator package declares an `Operator`: its name, its custom resource types,
 ``--health-probe-bind-address`` ``:8081``, ``--leader-elect``,
 ``--leader-election-namespace`` (default: the pod's own namespace), ``--namespace``,
 ``--log-format`` ``json|console``, ``--log-level``, ``--webhook-port``,
-``--webhook-cert-dir``), resolves the configuration (KUBECONFIG or in-cluster), builds the
+``--webhook-cert-dir``, ``--metrics-secure``, ``--metrics-cert-dir``,
+``--debug-bind-address``), resolves the configuration (KUBECONFIG or in-cluster), builds the
 Manager, calls ``setup`` and runs until SIGTERM.
 
 `Operator.manifests` is what ``controller-gen`` and kustomize produce, generated from
 the same Python: CustomResourceDefinitions, least-privilege RBAC, the manager's
-Deployment, and webhook configurations. RBAC is derived from what ``setup`` registers:
+Deployment, webhook configurations, and the secure metrics wiring (the roles the
+authn/authz filter needs, a ``metrics-reader`` role for scrapers, the metrics Service and
+a ServiceMonitor). RBAC is derived from what ``setup`` registers:
 the reconciled type may be read and updated (status and finalizers included), owned
 types may be fully managed, other watched types are read-only; Events, leader-election
 Leases (also those of a shard ring: ``Operator(replicas=3)`` deploys three sharded
@@ -48,9 +51,11 @@ from pyctrl.config import Config, get_config
 from pyctrl.controller import Controller
 from pyctrl.crd import crd_for, to_yaml
 from pyctrl.errors import ConfigError
+from pyctrl.filters import with_authentication_and_authorization
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner
 from pyctrl.log import configure
 from pyctrl.manager import Manager, Options
+from pyctrl.metricsserver import Options as MetricsServerOptions
 from pyctrl.resource import CustomResource, pluralize
 from pyctrl.shardelection import ShardingOptions
 from pyctrl.source import Kind
@@ -73,6 +78,8 @@ __all__ = ["Operator", "PolicyRule"]
 
 Setup = Callable[[Manager], Awaitable[None] | None]
 _READ = ("get", "list", "watch")
+METRICS_PORT = 8443
+"""The generated Deployment serves metrics here, over HTTPS with authn/authz."""
 _WRITE = ("create", "update", "patch", "delete")
 # Built-in kinds whose resource name is not the lowercase English plural of the kind.
 _IRREGULAR = {"Endpoints": "endpoints"}
@@ -187,6 +194,19 @@ class Operator:
             help="directory holding the webhook server's tls.crt and tls.key "
             "(default: $TMPDIR/k8s-webhook-server/serving-certs)",
         )
+        parser.add_argument(
+            "--metrics-secure",
+            action="store_true",
+            help="serve metrics over HTTPS, authenticated and authorized by the API server",
+        )
+        parser.add_argument(
+            "--metrics-cert-dir",
+            default=None,
+            help="metrics tls.crt/tls.key (default: self-signed)",
+        )
+        parser.add_argument(
+            "--debug-bind-address", default="", help="address of the /debug endpoints (off)"
+        )
         return parser
 
     async def create_manager(
@@ -215,6 +235,14 @@ class Operator:
             cache=CacheOptions(namespaces=[args.namespace]) if args.namespace else None,
             webhook_server=Server(port=args.webhook_port, cert_dir=args.webhook_cert_dir),
             field_owner=self.command_name,
+            metrics=MetricsServerOptions(
+                secure_serving=args.metrics_secure,
+                filter_provider=with_authentication_and_authorization
+                if args.metrics_secure
+                else None,
+                cert_dir=args.metrics_cert_dir,
+            ),
+            debug_bind_address=args.debug_bind_address,
             sharding=(
                 ShardingOptions(
                     name=args.shard_ring,
@@ -290,7 +318,11 @@ class Operator:
         return await self.create_manager(placeholder)
 
     async def manifests(self) -> dict[str, list[dict[str, Any]]]:
-        """Every manifest, by file name under ``config/``: crd/, rbac/, manager/, webhook/."""
+        """Every manifest, by file name under ``config/``.
+
+        crd/, rbac/ (with the metrics auth and reader roles), manager/ (with the metrics
+        Service), webhook/ and prometheus/ (a ServiceMonitor).
+        """
         manager = await self._offline_manager()
         server = manager.webhook_server
         client = ClientConfig(
@@ -316,8 +348,12 @@ class Operator:
         files["rbac/leader_election_role.yaml"] = [self._leader_role()]
         files["rbac/service_account.yaml"] = [self._service_account()]
         files["rbac/role_binding.yaml"] = self._bindings()
+        files["rbac/metrics_auth_role.yaml"] = self._metrics_auth_role()
+        files["rbac/metrics_reader_role.yaml"] = [self._metrics_reader_role()]
         webhooks = bool(server.paths)
         files["manager/manager.yaml"] = [self._namespace(), self._deployment(webhooks)]
+        files["manager/metrics_service.yaml"] = [self._metrics_service()]
+        files["prometheus/monitor.yaml"] = [self._service_monitor()]
         if webhooks:
             files["webhook/manifests.yaml"] = [
                 *webhook_configurations(server, client, name_prefix=f"{self.name}-"),
@@ -343,6 +379,7 @@ class Operator:
             "rbac",
             "manager",
             "webhook",
+            "prometheus",
         }:
             for stale in (root / sub).glob("*.yaml"):
                 if f"{sub}/{stale.name}" not in rendered:
@@ -460,9 +497,10 @@ class Operator:
             "args": [
                 "--leader-elect" if self.replicas <= 1 else f"--shard-ring={self.name}",
                 "--health-probe-bind-address=:8081",
-                "--metrics-bind-address=:8080",
+                f"--metrics-bind-address=:{METRICS_PORT}",
+                "--metrics-secure",
             ],
-            "ports": [{"name": "metrics", "containerPort": 8080, "protocol": "TCP"}],
+            "ports": [{"name": "https", "containerPort": METRICS_PORT, "protocol": "TCP"}],
             "livenessProbe": {
                 "httpGet": {"path": "/healthz", "port": 8081},
                 "initialDelaySeconds": 15,
@@ -516,6 +554,101 @@ class Operator:
                 "replicas": self.replicas,
                 "selector": {"matchLabels": labels},
                 "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+            },
+        }
+
+    def _metrics_auth_role(self) -> list[dict[str, Any]]:
+        """What the filter of `pyctrl.filters` needs: TokenReviews and SubjectAccessReviews."""
+        role = f"{self.name}-metrics-auth-role"
+        return [
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": role},
+                "rules": [
+                    PolicyRule(
+                        ("authentication.k8s.io",), ("tokenreviews",), ("create",)
+                    ).to_dict(),
+                    PolicyRule(
+                        ("authorization.k8s.io",), ("subjectaccessreviews",), ("create",)
+                    ).to_dict(),
+                ],
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": f"{self.name}-metrics-auth-rolebinding"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": role,
+                },
+                "subjects": [
+                    {
+                        "kind": "ServiceAccount",
+                        "name": f"{self.name}-controller-manager",
+                        "namespace": self.namespace,
+                    }
+                ],
+            },
+        ]
+
+    def _metrics_reader_role(self) -> dict[str, Any]:
+        """Bind it to a scraper (Prometheus' ServiceAccount) to let it read ``/metrics``."""
+        return {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": f"{self.name}-metrics-reader"},
+            "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+        }
+
+    def _metrics_service(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {
+                "name": f"{self.name}-controller-manager-metrics-service",
+                "namespace": self.namespace,
+                "labels": {"control-plane": "controller-manager"},
+            },
+            "spec": {
+                "ports": [
+                    {
+                        "name": "https",
+                        "port": METRICS_PORT,
+                        "protocol": "TCP",
+                        "targetPort": METRICS_PORT,
+                    }
+                ],
+                "selector": {
+                    "control-plane": "controller-manager",
+                    "app.kubernetes.io/name": self.name,
+                },
+            },
+        }
+
+    def _service_monitor(self) -> dict[str, Any]:
+        """A prometheus-operator ServiceMonitor for the metrics Service (kubebuilder's)."""
+        return {
+            "apiVersion": "monitoring.coreos.com/v1",
+            "kind": "ServiceMonitor",
+            "metadata": {
+                "name": f"{self.name}-controller-manager-metrics-monitor",
+                "namespace": self.namespace,
+                "labels": {"control-plane": "controller-manager"},
+            },
+            "spec": {
+                "endpoints": [
+                    {
+                        "path": "/metrics",
+                        "port": "https",
+                        "scheme": "https",
+                        "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+                        # The self-signed certificate; with cert-manager, use its CA instead.
+                        "tlsConfig": {"insecureSkipVerify": True},
+                    }
+                ],
+                "selector": {"matchLabels": {"control-plane": "controller-manager"}},
             },
         }
 

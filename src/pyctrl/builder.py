@@ -57,11 +57,12 @@ if TYPE_CHECKING:
     from pyctrl.clock import Clock
     from pyctrl.daemon import Daemon, DaemonFunc
     from pyctrl.manager import Manager
+    from pyctrl.meta import GroupVersionKind
     from pyctrl.predicate import Predicate
     from pyctrl.reconcile import Request, Result
     from pyctrl.resource import CustomResource
     from pyctrl.shardelection import SlotElector
-    from pyctrl.webhook import Defaulter, Validator
+    from pyctrl.webhook import Defaulter, Validator, WebhookOptions
 
 __all__ = [
     "Builder",
@@ -306,27 +307,50 @@ def controller_managed_by(manager: Manager) -> Builder[Any]:
 
 @dataclass
 class WebhookBuilder:
-    """Registers a type's admission and conversion webhooks on the manager's server."""
+    """Registers a type's admission and conversion webhooks on the manager's server.
+
+    The type is a custom resource class, a built-in kind's kubernetes-asyncio model
+    (``V1Pod``) or `pyctrl.resource.Unstructured` with its GroupVersionKind.
+    """
 
     manager: Manager
-    _type: type[CustomResource] | None = None
+    _type: type[Any] | None = None
+    _gvk: GroupVersionKind | None = None
     _defaulter: Defaulter[Any] | None = None
     _validator: Validator[Any] | None = None
+    _defaulter_options: WebhookOptions | None = None
+    _validator_options: WebhookOptions | None = None
+    _defaulter_path: str | None = None
+    _validator_path: str | None = None
     _spokes: list[type[CustomResource]] | None = None
 
-    def for_(self, type_: type[CustomResource]) -> Self:
-        """The custom resource type (for conversion: the hub version)."""
-        self._type = type_
+    def for_(self, type_: type[Any], gvk: GroupVersionKind | None = None) -> Self:
+        """The type (for conversion: the hub version); ``gvk`` for `Unstructured`."""
+        self._type, self._gvk = type_, gvk
         return self
 
-    def with_defaulter(self, defaulter: Defaulter[Any]) -> Self:
-        """Serve a defaulting (mutating) webhook."""
-        self._defaulter = defaulter
+    def with_defaulter(
+        self, defaulter: Defaulter[Any], options: WebhookOptions | None = None
+    ) -> Self:
+        """Serve a defaulting (mutating) webhook, configured by ``options``."""
+        self._defaulter, self._defaulter_options = defaulter, options
         return self
 
-    def with_validator(self, validator: Validator[Any]) -> Self:
-        """Serve a validating webhook."""
-        self._validator = validator
+    def with_validator(
+        self, validator: Validator[Any], options: WebhookOptions | None = None
+    ) -> Self:
+        """Serve a validating webhook, configured by ``options``."""
+        self._validator, self._validator_options = validator, options
+        return self
+
+    def with_defaulter_custom_path(self, path: str) -> Self:
+        """Serve the defaulting webhook at ``path`` instead of ``/mutate-...``."""
+        self._defaulter_path = path
+        return self
+
+    def with_validator_custom_path(self, path: str) -> Self:
+        """Serve the validating webhook at ``path`` instead of ``/validate-...``."""
+        self._validator_path = path
         return self
 
     def with_conversion(self, *spokes: type[CustomResource]) -> Self:
@@ -344,9 +368,27 @@ class WebhookBuilder:
         server = self.manager.webhook_server
         paths = []
         if self._defaulter is not None:
-            paths.append(register_defaulter(server, self._type, self._defaulter))
+            paths.append(
+                register_defaulter(
+                    server,
+                    self._type,
+                    self._defaulter,
+                    gvk=self._gvk,
+                    path=self._defaulter_path,
+                    options=self._defaulter_options,
+                )
+            )
         if self._validator is not None:
-            paths.append(register_validator(server, self._type, self._validator))
+            paths.append(
+                register_validator(
+                    server,
+                    self._type,
+                    self._validator,
+                    gvk=self._gvk,
+                    path=self._validator_path,
+                    options=self._validator_options,
+                )
+            )
         if self._spokes is not None:
             paths.append(register_conversion(server, self._type, self._spokes))
         if not paths:

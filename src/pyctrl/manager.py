@@ -41,12 +41,12 @@ import signal
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pyctrl import metrics
 from pyctrl._kubernetes import Configuration
 from pyctrl.cache import Cache, CacheOptions
 from pyctrl.client import Client, Reader, RESTClient, RESTMapper
 from pyctrl.config import Config, CredentialRefresher
 from pyctrl.controller import Controller
+from pyctrl.debug import handlers as debug_handlers
 from pyctrl.healthz import Checker, ProbeServer, ping
 from pyctrl.leaderelection import (
     LeaderElectionConfig,
@@ -55,14 +55,15 @@ from pyctrl.leaderelection import (
     in_cluster_namespace,
 )
 from pyctrl.log import get_logger
+from pyctrl.metricsserver import Options as MetricsServerOptions
+from pyctrl.metricsserver import Server as MetricsServer
+from pyctrl.metricsserver import parse_address
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
 from pyctrl.shardelection import RingLeaseStore, ShardingOptions, SlotElector
 
 if TYPE_CHECKING:
     from collections.abc import Collection
-
-    from aiohttp import web
 
     from pyctrl.webhook import Server as WebhookServer
 
@@ -88,6 +89,12 @@ class Options:
         scheme: The type registry (default: built-in kinds plus what you add).
         cache: Cache options (namespaces, selectors, transforms, metadata-only types).
         metrics_bind_address: ``host:port`` for ``/metrics``; ``"0"`` disables.
+        metrics: How ``/metrics`` is served (controller-runtime's ``Options.Metrics``):
+            ``secure_serving``, ``filter_provider`` (e.g.
+            `pyctrl.filters.with_authentication_and_authorization`), certificates,
+            extra handlers; see `pyctrl.metricsserver.Options`.
+        debug_bind_address: ``host:port`` for the `pyctrl.debug` endpoints, served with
+            the ``metrics`` options; "" (default) disables.
         health_probe_bind_address: ``host:port`` for ``/healthz`` and ``/readyz``; "" disables.
         leader_election: Run leader-election runnables only while holding the Lease.
         leader_election_id: The Lease name (required with leader election).
@@ -118,6 +125,8 @@ class Options:
     scheme: Scheme | None = None
     cache: CacheOptions | None = None
     metrics_bind_address: str = ":8080"
+    metrics: MetricsServerOptions | None = None
+    debug_bind_address: str = ""
     health_probe_bind_address: str = ""
     leader_election: bool = False
     leader_election_id: str = ""
@@ -138,44 +147,18 @@ class Options:
     sharding: ShardingOptions | None = None
 
 
-def parse_address(address: str) -> tuple[str, int] | None:
-    """Parse ``host:port``, ``:port`` or ``"0"`` (disabled, returns None)."""
-    if address in ("", "0"):
-        return None
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"invalid bind address {address!r}: expected host:port or :port")
-    return (host or "0.0.0.0", int(port))
+class _DebugView:
+    """What `pyctrl.debug` reads of a Manager: its controllers' queues and informers."""
 
+    def __init__(self, manager: Manager) -> None:
+        self._manager = manager
 
-class _MetricsServer:
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.started = asyncio.Event()
+    def queues(self) -> dict[str, Any]:
+        runnables = (*self._manager._leader, *self._manager._others)
+        return {r.name: r.queue.statistics() for r in runnables if isinstance(r, Controller)}
 
-    async def _serve(self, request: web.Request) -> web.Response:
-        from aiohttp import web
-
-        return web.Response(
-            body=metrics.exposition(), headers={"Content-Type": metrics.CONTENT_TYPE_LATEST}
-        )
-
-    async def start(self) -> None:
-        from aiohttp import web
-
-        app = web.Application()
-        app.router.add_get("/metrics", self._serve)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, self.host, self.port)
-            await site.start()
-            self.port = int(runner.addresses[0][1])
-            _log.info("serving metrics", host=self.host, port=self.port)
-            self.started.set()
-            await asyncio.Event().wait()
-        finally:
-            await runner.cleanup()
+    def informers(self) -> list[Any]:
+        return list(self._manager.cache.status())
 
 
 class Manager:
@@ -239,7 +222,8 @@ class Manager:
         """This replica's slots, when `Options.sharding` is set."""
         if self.options.sharding is not None:
             self._shard(self.options.sharding)
-        self.metrics_server: _MetricsServer | None = None
+        self.metrics_server: MetricsServer | None = None
+        self.debug_server: MetricsServer | None = None
         self.probe_server: ProbeServer | None = None
 
     def _shard(self, sharding: ShardingOptions) -> None:
@@ -343,10 +327,25 @@ class Manager:
     async def _run_servers(self) -> None:
         async with asyncio.TaskGroup() as servers:
             servers.create_task(self.credential_refresher.start(), name="credential-refresher")
-            metrics_address = parse_address(self.options.metrics_bind_address)
+            served = self.options.metrics or MetricsServerOptions()
+            metrics_address = parse_address(
+                self.options.metrics_bind_address
+                if served.bind_address is None
+                else served.bind_address
+            )
             if metrics_address is not None:
-                self.metrics_server = _MetricsServer(*metrics_address)
+                self.metrics_server = MetricsServer(*metrics_address, served, rest=self.rest)
                 servers.create_task(self.metrics_server.start(), name="metrics-server")
+            debug_address = parse_address(self.options.debug_bind_address)
+            if debug_address is not None:
+                self.debug_server = MetricsServer(
+                    *debug_address,
+                    replace(served, extra_handlers={}),
+                    rest=self.rest,
+                    handlers=debug_handlers(_DebugView(self)),
+                    name="debug",
+                )
+                servers.create_task(self.debug_server.start(), name="debug-server")
             probe_address = parse_address(self.options.health_probe_bind_address)
             if probe_address is not None:
                 self.probe_server = ProbeServer(

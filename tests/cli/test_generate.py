@@ -96,7 +96,7 @@ def test_generate_leaves_current_files_untouched(workspace: Workspace) -> None:
     result = workspace.invoke("generate", "gadgets:operator")
     assert result.exit_code == 0, result.output
     assert {path: path.stat().st_mtime_ns for path in times} == times
-    assert "config: 6 manifest files up to date" in result.stdout
+    assert "config: 10 manifest files up to date" in result.stdout
 
 
 def test_check_passes_when_manifests_are_current(workspace: Workspace) -> None:

@@ -34,7 +34,7 @@ async def test_checked_in_manifests_match_what_the_code_generates(
     rendered = await operator.render_manifests()
     on_disk = {
         str(path.relative_to(CONFIG)): path.read_text()
-        for sub in ("crd", "rbac", "manager", "webhook")
+        for sub in ("crd", "rbac", "manager", "webhook", "prometheus")
         for path in sorted((CONFIG / sub).glob("*.yaml"))
     }
     assert sorted(on_disk) == sorted(rendered), f"stale file list; regenerate: {REGENERATE}"
@@ -99,10 +99,10 @@ def test_the_manager_runs_with_leader_election_and_probes_as_non_root() -> None:
 
 
 def test_both_webhooks_are_configured_for_mysrvs() -> None:
-    """Mutating (create, update) and validating (create, update, delete) webhooks for mysrvs."""
+    """Mutating and validating webhooks for mysrvs, and the Pod injector with its selector."""
     documents = load("webhook/manifests.yaml")
     by_kind = {d["kind"]: d for d in documents}
-    [mutating] = by_kind["MutatingWebhookConfiguration"]["webhooks"]
+    [pods, mutating] = by_kind["MutatingWebhookConfiguration"]["webhooks"]
     [validating] = by_kind["ValidatingWebhookConfiguration"]["webhooks"]
     assert mutating["clientConfig"]["service"]["path"] == "/mutate-myapp-example-com-v1alpha1-mysrv"
     assert validating["clientConfig"]["service"]["path"] == (
@@ -111,6 +111,14 @@ def test_both_webhooks_are_configured_for_mysrvs() -> None:
     assert mutating["rules"][0]["operations"] == ["CREATE", "UPDATE"]
     assert validating["rules"][0]["operations"] == ["CREATE", "UPDATE", "DELETE"]
     assert mutating["rules"][0]["resources"] == ["mysrvs"]
+    assert pods["clientConfig"]["service"]["path"] == "/mutate--v1-pod"
+    assert pods["objectSelector"] == {"matchLabels": {"myapp.example.com/inject-sidecar": "true"}}
+    assert (pods["rules"][0]["apiGroups"], pods["rules"][0]["resources"]) == ([""], ["pods"])
+    assert (pods["failurePolicy"], pods["sideEffects"], pods["timeoutSeconds"]) == (
+        "Fail",
+        "None",
+        5,
+    )
 
 
 SAMPLES = {

@@ -19,7 +19,7 @@ import pytest
 from examples.mysrv import make_operator
 from examples.mysrv.api import MySrv
 from examples.mysrv.dns import DNSZone
-from examples.mysrv.webhooks import MySrvDefaulter, MySrvValidator
+from examples.mysrv.webhooks import INJECT_LABEL, MySrvDefaulter, MySrvValidator
 
 from pyctrl.testing import eventually
 from pyctrl.webhook import InvalidObjectError
@@ -317,3 +317,41 @@ async def test_a_mysrv_still_deletes_through_its_finalizer(kubectl: Kubectl) -> 
     await eventually(finalizer_added)
     await kubectl("delete", "mysrv", "mysrv-hello", "--timeout=20s")
     assert "NotFound" in (await kubectl("get", "mysrv", "mysrv-hello", check=False)).err
+
+
+def _pod(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "nginx",
+                    "volumeMounts": [{"name": "logs", "mountPath": "/var/log/app"}],
+                }
+            ],
+            "volumes": [{"name": "logs", "emptyDir": {}}],
+        },
+    }
+
+
+@pytest.mark.usefixtures("admitted")
+async def test_kubectl_created_pod_gets_the_log_agent_sidecar(kubectl: Kubectl) -> None:
+    """A Pod labelled for injection is stored with the log-agent sharing its log volume."""
+    await kubectl("apply", "-f", "-", stdin=_pod("web", {INJECT_LABEL: "true"}))
+    stored = await kubectl.json("pod", "web")
+    containers = {c["name"]: c for c in stored["spec"]["containers"]}
+    assert list(containers) == ["app", "log-agent"]
+    assert containers["log-agent"]["volumeMounts"] == [
+        {"name": "logs", "mountPath": "/var/log/app", "readOnly": True}
+    ]
+
+
+@pytest.mark.usefixtures("admitted")
+async def test_unlabelled_pods_keep_their_containers(kubectl: Kubectl) -> None:
+    """The object selector keeps the injector away from Pods that did not ask for it."""
+    await kubectl("apply", "-f", "-", stdin=_pod("plain", {"app": "x"}))
+    stored = await kubectl.json("pod", "plain")
+    assert [c["name"] for c in stored["spec"]["containers"]] == ["app"]

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import gc
 import io
+import ssl
 import tracemalloc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -13,15 +14,38 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import jsonpatch
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kubernetes_asyncio.client import V1Pod
 
-from pyctrl.webhook import AdmissionReview, ConversionReview, mutate_path, validate_path
+from pyctrl.meta import GroupVersionKind
+from pyctrl.resource import Unstructured
+from pyctrl.webhook import (
+    AdmissionRequest,
+    AdmissionResponse,
+    AdmissionReview,
+    ConversionReview,
+    InvalidObjectError,
+    Rule,
+    Server,
+    WebhookOptions,
+    denied,
+    mutate_path,
+    patch_response,
+    register_admission,
+    register_defaulter,
+    register_validator,
+    validate_path,
+)
 
-from .conftest import MySrv, mysrv, review
+from .conftest import Checks, MySrv, Served, mysrv, review
 
 if TYPE_CHECKING:
-    from .conftest import Served
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    from pyctrl.certs import CertificateAuthority
 
 LIMIT = 7 * 1024 * 1024
 ROUNDS = 3
@@ -123,8 +147,8 @@ def _near_the_limit(base: dict[str, Any]) -> list[Case]:
     ]
 
 
-def _admission_cases() -> st.SearchStrategy[Case]:
-    base = review("CREATE", mysrv(name="a", port=80))
+def _admission_cases(base: dict[str, Any] | None = None) -> st.SearchStrategy[Case]:
+    base = base or review("CREATE", mysrv(name="a", port=80))
     request_keys = ["uid", "kind", "resource", "operation", "object", "oldObject", "userInfo"]
     top = st.builds(
         lambda k, v: {**base, k: v}, st.sampled_from(["apiVersion", "kind", "request"]), json_values
@@ -280,7 +304,13 @@ def _traced_heap() -> int:
     return sum(stat.size for stat in snapshot.statistics("filename"))
 
 
-async def _fuzz(served: Served, paths: list[str], cases: list[Case], kind: str) -> None:
+async def _fuzz(
+    served: Served,
+    paths: list[str],
+    cases: list[Case],
+    kind: str,
+    probe: tuple[str, dict[str, Any]] | None = None,
+) -> None:
     async with aiohttp.ClientSession() as session:
         await _round(session, served, paths, cases, kind)  # warm-up: caches, pools
         tracemalloc.start()
@@ -294,9 +324,8 @@ async def _fuzz(served: Served, paths: list[str], cases: list[Case], kind: str) 
             tracemalloc.stop()
     sent = sum(len(case.body) for case in cases)
     assert growth < GROWTH_LIMIT, f"heap grew {growth} bytes over rounds of {sent} bytes"
-    status, _ = await served.post(
-        validate_path(MySrv), orjson.dumps(review("CREATE", mysrv(name="a")))
-    )
+    path, body = probe or (validate_path(MySrv), review("CREATE", mysrv(name="a")))
+    status, _ = await served.post(path, orjson.dumps(body))
     assert status == 200
 
 
@@ -314,3 +343,127 @@ async def test_hostile_conversion_reviews(served: Served) -> None:
     cases = await loop.run_in_executor(None, _generate, _conversion_cases(), 150)
     cases += _near_the_limit(_CONVERSION_BASE)
     await _fuzz(served, ["/convert"], cases, "ConversionReview")
+
+
+class _PodLabels:
+    """Defaults a Pod label and refuses a Pod without containers (a built-in kind)."""
+
+    async def default(self, obj: V1Pod) -> None:
+        obj.metadata.labels = {**(obj.metadata.labels or {}), "seen": "yes"}
+
+    async def validate_create(self, obj: V1Pod) -> list[str] | None:
+        if not obj.spec or not obj.spec.containers:
+            raise InvalidObjectError("spec.containers: Required value")
+        return ["checked"]
+
+    async def validate_update(self, old: V1Pod, new: V1Pod) -> list[str] | None:
+        return await self.validate_create(new)
+
+    async def validate_delete(self, obj: V1Pod) -> list[str] | None:
+        return None
+
+
+class _Keys:
+    """An Unstructured ConfigMap: defaults an annotation, refuses a ``bad`` key."""
+
+    async def default(self, obj: Unstructured) -> None:
+        obj.set_nested("yes", "metadata", "annotations", "seen")
+
+    async def validate_create(self, obj: Unstructured) -> list[str] | None:
+        data = obj.get_nested("data")
+        if isinstance(data, dict) and "bad" in data:
+            raise InvalidObjectError("data.bad: Forbidden")
+        return None
+
+    async def validate_update(self, old: Unstructured, new: Unstructured) -> list[str] | None:
+        return await self.validate_create(new)
+
+    async def validate_delete(self, obj: Unstructured) -> list[str] | None:
+        return None
+
+
+class _Raw:
+    """A raw handler that reads the object as it comes and patches a label in."""
+
+    async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
+        obj = request.object or {}
+        if not isinstance(obj.get("metadata"), dict):
+            return denied("object has no metadata", code=400, reason="BadRequest")
+        return patch_response(obj, {**obj, "metadata": {**obj["metadata"], "labels": {"r": "1"}}})
+
+
+_CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
+_RAW_RULE = Rule(["CREATE"], [""], ["v1"], ["pods"])
+
+
+def _pod_review() -> dict[str, Any]:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]},
+    }
+    body = review("CREATE", pod)
+    body["request"]["kind"] = {"group": "", "version": "v1", "kind": "Pod"}
+    body["request"]["resource"] = {"group": "", "version": "v1", "resource": "pods"}
+    return body
+
+
+def _configmap_review() -> dict[str, Any]:
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "namespace": "default"},
+        "data": {"a": "b"},
+    }
+    body = review("CREATE", cm)
+    body["request"]["kind"] = {"group": "", "version": "v1", "kind": "ConfigMap"}
+    body["request"]["resource"] = {"group": "", "version": "v1", "resource": "configmaps"}
+    return body
+
+
+@pytest.fixture
+async def served_kinds(cert_dir: tuple[Path, CertificateAuthority]) -> AsyncIterator[Served]:
+    directory, ca = cert_dir
+    server = Server(host="127.0.0.1", port=0, cert_dir=directory)
+    register_defaulter(server, V1Pod, _PodLabels())
+    register_validator(server, V1Pod, _PodLabels())
+    register_defaulter(server, Unstructured, _Keys(), gvk=_CONFIGMAP)
+    register_validator(server, Unstructured, _Keys(), gvk=_CONFIGMAP)
+    register_admission(
+        server, "/raw", _Raw(), options=WebhookOptions(rules=[_RAW_RULE]), mutating=True
+    )
+    client_ssl = ssl.create_default_context(cadata=ca.cert_pem.decode())
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(server.start())
+        async with asyncio.timeout(10):
+            await server.wait_started()
+        yield Served(
+            server, f"https://127.0.0.1:{server.port}", ca, directory, client_ssl, Checks()
+        )
+        task.cancel()
+
+
+async def test_hostile_admission_reviews_for_builtin_kind_and_raw_webhooks(
+    served_kinds: Served,
+) -> None:
+    """V1Pod and raw webhooks answer hostile reviews with a 4xx or a well-formed response."""
+    loop = asyncio.get_running_loop()
+    pods = await loop.run_in_executor(None, _generate, _admission_cases(_pod_review()), 60)
+    pod_paths = [mutate_path(V1Pod), validate_path(V1Pod), "/raw"]
+    probe = (validate_path(V1Pod), _pod_review())
+    await _fuzz(served_kinds, pod_paths, pods, "AdmissionReview", probe)
+    # Bodies at and over the 7 MiB limit, once each: the typed Pod decoding is the cost.
+    async with aiohttp.ClientSession() as session:
+        await _round(
+            session, served_kinds, pod_paths, _near_the_limit(_pod_review()), "AdmissionReview"
+        )
+
+
+async def test_hostile_admission_reviews_for_unstructured_webhooks(served_kinds: Served) -> None:
+    """Unstructured webhooks answer hostile reviews with a 4xx or a well-formed response."""
+    loop = asyncio.get_running_loop()
+    maps = await loop.run_in_executor(None, _generate, _admission_cases(_configmap_review()), 60)
+    paths = [mutate_path(Unstructured, _CONFIGMAP), validate_path(Unstructured, _CONFIGMAP)]
+    probe = (validate_path(Unstructured, _CONFIGMAP), _configmap_review())
+    await _fuzz(served_kinds, paths, maps, "AdmissionReview", probe)

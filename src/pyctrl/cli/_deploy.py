@@ -9,7 +9,8 @@ of ``KUBECONFIG`` (or ``--kubeconfig``) with pyctrl's own client by server-side 
 - ``install`` applies the CustomResourceDefinitions; ``uninstall`` deletes them.
 - ``deploy`` applies everything ``config/`` holds (CRDs, RBAC, the Namespace and the
   manager's Deployment with ``--image``, and, if the operator has webhooks, their
-  configurations, Service and cert-manager Issuer and Certificate); ``undeploy`` deletes
+  configurations, Service and cert-manager Issuer and Certificate; not the
+  ServiceMonitor of ``prometheus/``, which needs prometheus-operator); ``undeploy`` deletes
   it all and waits until it is gone. Before writing anything, ``deploy`` checks that the
   cluster serves every kind (cert-manager's, for webhooks), so a refusal changes nothing.
 - ``docker-build`` runs ``docker build -t IMAGE .`` (``--dry-run`` prints it instead).
@@ -56,7 +57,11 @@ def _objects(operator: Operator, *, crds_only: bool, image: str | None) -> list[
         files = asyncio.run(operator.manifests())
     except Exception as exc:
         raise CliError(f"cannot render the manifests of {operator.name}: {describe(exc)}") from exc
-    objects = [obj for name, items in files.items() for obj in items]
+    # The ServiceMonitor needs prometheus-operator's CRDs: as kubebuilder's default
+    # kustomization leaves ../prometheus out, apply config/prometheus where it runs.
+    objects = [
+        obj for name, items in files.items() if not name.startswith("prometheus/") for obj in items
+    ]
     if crds_only:
         return [obj for obj in objects if obj["kind"] == "CustomResourceDefinition"]
     if image:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 WHAT = ("all", "crd", "rbac", "manager", "webhook")
 # The subdirectories `Operator.write_manifests` owns: stale YAML in them is removed.
-GENERATED = ("crd", "rbac", "manager", "webhook")
+GENERATED = ("crd", "rbac", "manager", "webhook", "prometheus")
 
 
 @dataclass

@@ -17,9 +17,7 @@ from __future__ import annotations
 import importlib.resources
 import importlib.util
 import keyword
-import os
 import re
-import subprocess
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,7 +29,7 @@ from pyctrl.cli._common import CliError, reports_errors
 from pyctrl.cli._project import API, Resource
 from pyctrl.cli._project import FILE as PROJECT_FILE
 from pyctrl.cli._project import Project as ProjectRecord
-from pyctrl.cli._scaffold import render
+from pyctrl.cli._scaffold import regenerate_manifests, render
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -253,37 +251,6 @@ def write(directory: Path, contents: dict[str, str]) -> None:
             raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def generate_manifests(directory: Path, values: Project) -> None:
-    """Run ``pyctrl generate`` in the new project, with this interpreter and this pyctrl."""
-    source = str(Path(pyctrl.__file__).resolve().parent.parent)
-    paths = [str(directory.resolve()), source, os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
-    command = [
-        sys.executable,
-        "-m",
-        "pyctrl.cli",
-        "generate",
-        f"{values.package}.__main__:operator",
-        "--out",
-        "config",
-    ]
-    try:
-        done = subprocess.run(
-            command,
-            cwd=directory,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CliError(f"generating the manifests failed: {exc}") from exc
-    if done.returncode != 0:
-        detail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
-        raise CliError(f"generating the manifests of the new project failed: {detail[0]}")
-
-
 @click.command("init")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--name", help="Operator name, a DNS label (default: the directory's name).")
@@ -329,7 +296,7 @@ def init(
     contents = files(values)
     contents[PROJECT_FILE] = record(values).to_yaml()
     write(directory, contents)
-    generate_manifests(directory, values)
+    regenerate_manifests(directory, values.package)
     click.echo(
         f"Created the {values.name} operator in {directory}: "
         f"{values.kind} ({values.api_group}/{values.version}) in {values.package}/.\n"

@@ -15,6 +15,7 @@ write path.
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -29,6 +30,12 @@ class UserInfo:
     username: str = "admin"
     uid: str = ""
     groups: list[str] = field(default_factory=lambda: ["system:masters", "system:authenticated"])
+
+
+REQUEST_USER: contextvars.ContextVar[UserInfo | None] = contextvars.ContextVar(
+    "pyctrl_envtest_request_user", default=None
+)
+"""Who sent the HTTP request being served (set by the server for each request's task)."""
 
 
 @dataclass

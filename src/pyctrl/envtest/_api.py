@@ -38,7 +38,13 @@ from pyctrl._apiextensions.pruning import apply_defaults, prune, reapply_is_noop
 from pyctrl._apiextensions.validation import validate
 from pyctrl._ids import fast_uuid4
 from pyctrl.envtest import _builtin_schema, _defaults, _managedfields, _patch, _validation
-from pyctrl.envtest._admission import AdmissionHook, AdmissionRequest, ConversionHook
+from pyctrl.envtest._admission import (
+    REQUEST_USER,
+    AdmissionHook,
+    AdmissionRequest,
+    ConversionHook,
+    UserInfo,
+)
 from pyctrl.envtest._errors import (
     Cause,
     GoLiteral,
@@ -203,6 +209,8 @@ class DeleteOptions:
     resource_version: str | None = None
     dry_run: bool = False
     raw: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """Admission webhooks' warnings, sent back as ``Warning`` headers."""
 
 
 @dataclass
@@ -862,6 +870,7 @@ class API:
             old=old,
             dry_run=dry_run,
             options=options,
+            user=REQUEST_USER.get() or UserInfo(),
             warnings=warnings if warnings is not None else [],
         )
 
@@ -1755,6 +1764,7 @@ class API:
             subresource="",
             dry_run=opts.dry_run,
             options=opts.raw,
+            warnings=opts.warnings,
         )
         result, deleted = self.delete_core(rt, namespace if rt.namespaced else "", name, opts)
         code = 200

@@ -1,7 +1,8 @@
 r"""Decoding of Kubernetes protobuf request bodies for a few built-in kinds.
 
 kubectl's typed commands (``kubectl create namespace``, ``create configmap``, ``create
-secret``, ``create serviceaccount``) send their objects as
+secret``, ``create serviceaccount``, ``create token``, ``create role``, ``create
+rolebinding``, ``auth can-i``...) send their objects as
 ``application/vnd.kubernetes.protobuf``: the magic ``k8s\\x00`` followed by a
 ``runtime.Unknown`` envelope whose ``raw`` bytes are the object's protobuf message. The
 embedded server answers in JSON (clients list JSON in Accept), but must read these bodies.
@@ -64,6 +65,53 @@ _SCHEMAS: dict[str, Schema] = {
     "localref": _LOCAL_REF,
     "nsspec": _NAMESPACE_SPEC,
     "nsstatus": _NAMESPACE_STATUS,
+    "boundref": {
+        1: ("kind", "string"),
+        2: ("apiVersion", "string"),
+        3: ("name", "string"),
+        4: ("uid", "string"),
+    },
+    "resattrs": {
+        1: ("namespace", "string"),
+        2: ("verb", "string"),
+        3: ("group", "string"),
+        4: ("version", "string"),
+        5: ("resource", "string"),
+        6: ("subresource", "string"),
+        7: ("name", "string"),
+    },
+    "nonresattrs": {1: ("path", "string"), 2: ("verb", "string")},
+    "ssarspec": {
+        1: ("resourceAttributes", "msg:resattrs"),
+        2: ("nonResourceAttributes", "msg:nonresattrs"),
+    },
+    "sarspec": {
+        1: ("resourceAttributes", "msg:resattrs"),
+        2: ("nonResourceAttributes", "msg:nonresattrs"),
+        3: ("user", "string"),
+        4: ("groups", "list:string"),
+        6: ("uid", "string"),
+    },
+    "trspec": {1: ("token", "string"), 2: ("audiences", "list:string")},
+    "policyrule": {
+        1: ("verbs", "list:string"),
+        2: ("apiGroups", "list:string"),
+        3: ("resources", "list:string"),
+        4: ("resourceNames", "list:string"),
+        5: ("nonResourceURLs", "list:string"),
+    },
+    "subject": {
+        1: ("kind", "string"),
+        2: ("apiGroup", "string"),
+        3: ("name", "string"),
+        4: ("namespace", "string"),
+    },
+    "roleref": {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")},
+    "tokenspec": {
+        1: ("audiences", "list:string"),
+        3: ("boundObjectRef", "msg:boundref"),
+        4: ("expirationSeconds", "int"),
+    },
 }
 
 KINDS: dict[tuple[str, str], Schema] = {
@@ -84,6 +132,40 @@ KINDS: dict[tuple[str, str], Schema] = {
         3: ("type", "string"),
         4: ("stringData", "map:string"),
         5: ("immutable", "bool"),
+    },
+    ("authentication.k8s.io/v1", "TokenRequest"): {
+        1: ("metadata", "msg:meta"),
+        2: ("spec", "msg:tokenspec"),
+    },
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): {
+        1: ("metadata", "msg:meta"),
+        2: ("spec", "msg:ssarspec"),
+    },
+    ("authorization.k8s.io/v1", "SubjectAccessReview"): {
+        1: ("metadata", "msg:meta"),
+        2: ("spec", "msg:sarspec"),
+    },
+    ("authentication.k8s.io/v1", "TokenReview"): {
+        1: ("metadata", "msg:meta"),
+        2: ("spec", "msg:trspec"),
+    },
+    ("rbac.authorization.k8s.io/v1", "Role"): {
+        1: ("metadata", "msg:meta"),
+        2: ("rules", "list:policyrule"),
+    },
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): {
+        1: ("metadata", "msg:meta"),
+        2: ("rules", "list:policyrule"),
+    },
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): {
+        1: ("metadata", "msg:meta"),
+        2: ("subjects", "list:subject"),
+        3: ("roleRef", "msg:roleref"),
+    },
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): {
+        1: ("metadata", "msg:meta"),
+        2: ("subjects", "list:subject"),
+        3: ("roleRef", "msg:roleref"),
     },
     ("v1", "ServiceAccount"): {
         1: ("metadata", "msg:meta"),

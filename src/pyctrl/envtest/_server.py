@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import functools
 import logging
 import random
@@ -32,12 +33,21 @@ from aiohttp import web
 
 from pyctrl._ids import fast_uuid4
 from pyctrl.envtest import _discovery, _openapi, _protobuf
+from pyctrl.envtest._admission import REQUEST_USER, UserInfo
 from pyctrl.envtest._api import (
     API,
     NAMESPACES,
     DeleteOptions,
     WriteOptions,
     meta_of,
+)
+from pyctrl.envtest._authn import Authenticator, User, token_request, token_review
+from pyctrl.envtest._authz import (
+    BOOTSTRAP_POLICY,
+    Authorizer,
+    forbidden_error,
+    request_attributes,
+    subject_access_review,
 )
 from pyctrl.envtest._crd import CRDController
 from pyctrl.envtest._errors import (
@@ -55,6 +65,7 @@ from pyctrl.envtest._errors import (
     unknown_resource,
     unsupported_media_type,
 )
+from pyctrl.envtest._eviction import evict
 from pyctrl.envtest._faults import Faults
 from pyctrl.envtest._gc import Controllers
 from pyctrl.envtest._resources import Registry, ResourceType, builtin_types
@@ -83,6 +94,13 @@ logger = logging.getLogger("pyctrl.envtest.server")
 
 _log = get_logger("pyctrl.envtest")
 _PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
+_USER = web.RequestKey("pyctrl_envtest_user", User)
+"""Where the middleware leaves the authenticated `User` on the aiohttp request."""
+_REVIEWS = {
+    "/apis/authentication.k8s.io/v1/tokenreviews": "TokenReview",
+    "/apis/authorization.k8s.io/v1/subjectaccessreviews": "SubjectAccessReview",
+    "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews": "SelfSubjectAccessReview",
+}
 _JSON = "application/json"
 _YAML = "application/yaml"
 _PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -287,7 +305,8 @@ class APIServer:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
         if watch_queue_size < 1:
             raise ValueError(f"watch_queue_size must be at least 1, got {watch_queue_size}")
-        self._tokens = frozenset(tokens)
+        self.authn = Authenticator(tokens, service_account_uid=self._service_account_uid)
+        """Bearer tokens to users (`pyctrl.envtest._authn`); `add_user` adds some."""
         self._ssl = ssl_context
         self.host = host
         self.port = port
@@ -306,6 +325,8 @@ class APIServer:
         self.api = API(
             self.store, self.registry, admission=self.admission, conversion=lambda: self.conversion
         )
+        self.authz = Authorizer(self.store)
+        """RBAC over the stored roles and bindings (`pyctrl.envtest._authz`)."""
         self.crd_controller = CRDController(self.api, self.hub)
         self.controllers = Controllers(
             self.api, self.crd_controller, garbage_collector=garbage_collector
@@ -482,24 +503,10 @@ class APIServer:
                     },
                     WriteOptions(field_manager="kube-apiserver"),
                 )
-        cr_rt = self._rt("rbac.authorization.k8s.io", "v1", "clusterroles")
-        if self.store.get(cr_rt.storage_key, "", "cluster-admin") is None:
-            await self.api.create(
-                cr_rt,
-                "",
-                {
-                    "metadata": {
-                        "name": "cluster-admin",
-                        "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-                        "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
-                    },
-                    "rules": [
-                        {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                        {"nonResourceURLs": ["*"], "verbs": ["*"]},
-                    ],
-                },
-                WriteOptions(field_manager="kube-apiserver"),
-            )
+        for plural, obj in BOOTSTRAP_POLICY:
+            rt = self._rt("rbac.authorization.k8s.io", "v1", plural)
+            if self.store.get(rt.storage_key, "", obj["metadata"]["name"]) is None:
+                await self.api.create(rt, "", copy.deepcopy(obj), opts)
 
     def _rt(self, group: str, version: str, plural: str) -> ResourceType:
         rt = self.registry.lookup(group, version, plural)
@@ -518,19 +525,34 @@ class APIServer:
 
     # --- HTTP plumbing --------------------------------------------------------------------
 
-    def _authorized(self, request: web.Request) -> bool:
-        if not self._tokens:
-            return True
-        header = request.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        return scheme.lower() == "bearer" and token.strip() in self._tokens
+    def add_user(self, name: str, groups: Iterable[str] = ()) -> str:
+        """Add a user that authenticates with the returned bearer token.
+
+        Its requests are authorized by RBAC (unless ``groups`` has ``system:masters``);
+        it is in ``system:authenticated``, which may read discovery as on a cluster.
+        """
+        return self.authn.add_user(name, groups)
+
+    def _service_account_uid(self, namespace: str, name: str) -> str | None:
+        stored = self.store.get(("", "serviceaccounts"), namespace, name)
+        return str(meta_of(stored).get("uid", "")) if stored is not None else None
 
     @web.middleware
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         path = request.path
         public = path in _PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/"))
-        if not public and not self._authorized(request):
-            return self._status_response(unauthorized())
+        if not public and self.authn.enabled:
+            user = self.authn.authenticate_header(request.headers.get("Authorization", ""))
+            if user is None:
+                return self._status_response(unauthorized())
+            request[_USER] = user
+            # Each request runs in its own task: admission reads who sent it from here.
+            REQUEST_USER.set(UserInfo(user.name, user.uid, list(user.groups)))
+            if not user.privileged:
+                watch = _truthy(request.query.get("watch"))
+                attrs = request_attributes(request.method, path, watch, user)
+                if not self.authz.authorize(attrs)[0]:
+                    return self._status_response(forbidden_error(attrs))
         response: web.StreamResponse = await handler(request)
         return response
 
@@ -649,11 +671,29 @@ class APIServer:
         return ""
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        review = _REVIEWS.get(request.path)
+        if review is not None:
+            if request.method != "POST":
+                raise method_not_allowed()
+            return await self._review(request, review)
         routed = self._route(request.path)
         if isinstance(routed, web.Response):
             return routed
         target = routed
         rt = target.rt
+        if target.subresource == "eviction" and rt.storage_key == ("", "pods"):
+            if request.method != "POST":
+                raise method_not_allowed()
+            assert target.name is not None
+            body = await self._decode_object(request)
+            opts = self._write_options(request, "CreateOptions")
+            status = await evict(self.api, rt, target.namespace or "", target.name, body, opts=opts)
+            return self._respond(request, status, 201, warnings=opts.warnings)
+        if target.subresource == "token" and rt.plural == "serviceaccounts":
+            if request.method != "POST":
+                raise method_not_allowed()
+            assert target.name is not None
+            return await self._token_request(request, target.namespace or "", target.name)
         verb = self._verb(request, target)
         if not verb or verb not in rt.verbs:
             raise method_not_allowed()
@@ -692,6 +732,27 @@ class APIServer:
             assert target.name is not None
             return await self._delete(request, rt, namespace, target.name)
         return await self._delete_collection(request, rt, target.namespace)
+
+    async def _review(self, request: web.Request, kind: str) -> web.Response:
+        """TokenReview, SubjectAccessReview, SelfSubjectAccessReview: answered, not stored."""
+        body = await self._decode_object(request)
+        if kind == "TokenReview":
+            answer = token_review(self.authn, body)
+        else:
+            caller = request.get(_USER) if kind == "SelfSubjectAccessReview" else None
+            if kind == "SelfSubjectAccessReview" and caller is None:
+                caller = User("system:anonymous", ("system:unauthenticated",))
+            answer = subject_access_review(self.authz, body, caller)
+        return self._respond(request, answer, 201)
+
+    async def _token_request(self, request: web.Request, namespace: str, name: str) -> web.Response:
+        """``serviceaccounts/<name>/token``: a TokenRequest answered with a bound token."""
+        body = await self._decode_object(request)
+        stored = self.store.get(("", "serviceaccounts"), namespace, name)
+        if stored is None:
+            raise not_found("", "serviceaccounts", name)
+        answer = token_request(self.authn, stored, body)
+        return self._respond(request, answer, 201)
 
     # --- request decoding -----------------------------------------------------------------
 
@@ -1321,8 +1382,10 @@ class APIServer:
         opts = await self._delete_options(request)
         result, code = await self.api.delete(rt, namespace, name, opts)
         if result.get("kind") == "Status":
-            return self._respond(request, result, code)
-        return self._respond(request, self._render_one(rt, result, neg, request), code, neg)
+            return self._respond(request, result, code, warnings=opts.warnings)
+        return self._respond(
+            request, self._render_one(rt, result, neg, request), code, neg, opts.warnings
+        )
 
     async def _delete_collection(
         self, request: web.Request, rt: ResourceType, namespace: str | None

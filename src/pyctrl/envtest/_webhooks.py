@@ -800,6 +800,8 @@ class WebhookDispatcher:
         def kind_of(rt: ResourceType) -> dict[str, str]:
             if sub == "scale":
                 return {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+            if sub == "eviction":
+                return {"group": "policy", "version": "v1", "kind": "Eviction"}
             return {"group": rt.group, "version": rt.version, "kind": rt.kind}
 
         uid = str(uuid.uuid4())

@@ -525,6 +525,21 @@ class Environment:
         self.crds.extend(installed)
         return installed
 
+    def add_user(self, name: str, groups: Sequence[str] = ()) -> str:
+        """Add a user to the embedded API server; return its bearer token (``AddUser``).
+
+        The user is in ``groups`` and ``system:authenticated``; its requests are
+        authorized by the RBAC objects in the server (``system:masters`` allows all), and
+        the server's TokenReview and SubjectAccessReview answer for it.
+
+        Raises:
+            EnvtestError: Not started, or not the embedded server (a real API server's
+                users come from its own authenticators).
+        """
+        if self.server is None:
+            raise EnvtestError("add_user needs the started embedded API server")
+        return self.server.add_user(name, groups)
+
     @property
     def webhook_cert_dir(self) -> Path:
         """A directory with a serving certificate for a local webhook server.

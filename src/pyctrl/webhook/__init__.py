@@ -1,9 +1,12 @@
 """Webhooks: admission (defaulting, validating) and conversion, served over HTTPS.
 
-This is controller-runtime's ``pkg/webhook`` in Python. For a custom resource type you
+This is controller-runtime's ``pkg/webhook`` in Python. For any kind -- a custom
+resource class, a built-in kind as its kubernetes-asyncio model (``V1Pod``,
+``V1Deployment``), or any GroupVersionKind as `pyctrl.resource.Unstructured` -- you
 write a `Defaulter` (fill in fields) and a `Validator` (accept or deny creates, updates
-and deletes), both typed on your pydantic class, and register them; the webhook
-`Server`, run by the Manager, answers the API server's AdmissionReview calls:
+and deletes), typed on that class (controller-runtime's ``CustomDefaulter`` and
+``CustomValidator``), and register them; the webhook `Server`, run by the Manager,
+answers the API server's AdmissionReview calls:
 
 - defaulting answers with a JSON patch from the object as sent to the object as your
   ``default`` left it;
@@ -20,8 +23,17 @@ format); a conversion that raises answers a ``Failure`` result with the message,
 exception other than ``ValueError``, ``TypeError``, ``RecursionError`` or a pydantic
 ``ValidationError`` is counted in ``controller_runtime_conversion_webhook_panics_total``.
 
+For anything else (``pods/eviction``, the DELETE of a Namespace, several kinds at one
+path) an `AdmissionHandler` gets the whole `AdmissionRequest` and answers with
+`allowed`, `denied`, `errored` or `patch_response`; `register_admission` serves it with
+the `Rule` list it needs.
+
 Paths follow controller-runtime's convention (`mutate_path`, `validate_path`):
-``/mutate-<group with dots as dashes>-<version>-<lowercase kind>``.
+``/mutate-<group with dots as dashes>-<version>-<lowercase kind>`` (the core group is
+empty: ``/mutate--v1-pod``, as controller-runtime writes it); a custom path may be
+given. `WebhookOptions` carries what the configuration says of each webhook: operations,
+sub-resources (``status``), object and namespace selectors, ``failurePolicy``,
+``sideEffects``, ``timeoutSeconds``, ``matchPolicy`` and ``reinvocationPolicy``.
 `webhook_configurations` generates the MutatingWebhookConfiguration and
 ValidatingWebhookConfiguration (and `conversion_stanza` the CRD's ``spec.conversion``)
 for what is registered, pointing at a Service (production, with a cert-manager
@@ -33,10 +45,10 @@ the cluster's API server calls the webhooks on the developer's machine while it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl.webhook._admission import (
+    AdmissionHandler,
     AdmissionRequest,
     AdmissionResponse,
     AdmissionReview,
@@ -45,11 +57,23 @@ from pyctrl.webhook._admission import (
     DefaultingHandler,
     FieldError,
     InvalidObjectError,
+    RawHandler,
     UserInfo,
     ValidatingHandler,
     Validator,
     Warnings,
+    allowed,
     current_request,
+    denied,
+    errored,
+    patch_response,
+)
+from pyctrl.webhook._config import (
+    ClientConfig,
+    Registration,
+    Rule,
+    WebhookOptions,
+    webhook_configurations,
 )
 from pyctrl.webhook._conversion import (
     CONVERSION_DATA_ANNOTATION,
@@ -63,10 +87,17 @@ from pyctrl.webhook._local import LocalWebhooks, write_local_certs
 from pyctrl.webhook._server import AdmissionEndpoint, CertWatcher, Server, default_cert_dir
 
 if TYPE_CHECKING:
+    from pyctrl.meta import GroupVersionKind
     from pyctrl.resource import CustomResource
+
+CustomDefaulter = Defaulter
+"""controller-runtime's name for `Defaulter`."""
+CustomValidator = Validator
+"""controller-runtime's name for `Validator`."""
 
 __all__ = [
     "CONVERSION_DATA_ANNOTATION",
+    "AdmissionHandler",
     "AdmissionRequest",
     "AdmissionResponse",
     "AdmissionReview",
@@ -76,20 +107,29 @@ __all__ = [
     "ConversionRequest",
     "ConversionResponse",
     "ConversionReview",
+    "CustomDefaulter",
+    "CustomValidator",
     "Defaulter",
     "FieldError",
     "InvalidObjectError",
     "LocalWebhooks",
+    "Rule",
     "Server",
     "Spoke",
     "UserInfo",
     "Validator",
     "Warnings",
+    "WebhookOptions",
+    "allowed",
     "conversion_stanza",
     "converted_kinds",
     "current_request",
     "default_cert_dir",
+    "denied",
+    "errored",
     "mutate_path",
+    "patch_response",
+    "register_admission",
     "register_conversion",
     "register_defaulter",
     "register_validator",
@@ -99,36 +139,108 @@ __all__ = [
 ]
 
 
-def _suffix(type_: type[CustomResource]) -> str:
-    gvk = type_.gvk()
+def _gvk_of(type_: type[Any], gvk: GroupVersionKind | None) -> GroupVersionKind:
+    from pyctrl.resource import Unstructured
+    from pyctrl.scheme import default_scheme
+
+    if gvk is not None:
+        return gvk
+    if type_ is Unstructured:
+        raise ValueError("a webhook for Unstructured needs the GroupVersionKind it serves (gvk=)")
+    return default_scheme().gvk_for(type_)
+
+
+def _suffix(type_: type[Any], gvk: GroupVersionKind | None = None) -> str:
+    gvk = _gvk_of(type_, gvk)
     return f"{gvk.group.replace('.', '-')}-{gvk.version}-{gvk.kind.lower()}"
 
 
-def mutate_path(type_: type[CustomResource]) -> str:
-    """The defaulting webhook's path for a type: ``/mutate-<group>-<version>-<kind>``."""
-    return f"/mutate-{_suffix(type_)}"
+def mutate_path(type_: type[Any], gvk: GroupVersionKind | None = None) -> str:
+    """The defaulting webhook's path for a type: ``/mutate-<group>-<version>-<kind>``.
+
+    ``gvk`` is required for `pyctrl.resource.Unstructured` and overrides the type's own.
+    """
+    return f"/mutate-{_suffix(type_, gvk)}"
 
 
-def validate_path(type_: type[CustomResource]) -> str:
+def validate_path(type_: type[Any], gvk: GroupVersionKind | None = None) -> str:
     """The validating webhook's path for a type: ``/validate-<group>-<version>-<kind>``."""
-    return f"/validate-{_suffix(type_)}"
+    return f"/validate-{_suffix(type_, gvk)}"
 
 
 def register_defaulter(
-    server: Server, type_: type[CustomResource], defaulter: Defaulter[Any]
+    server: Server,
+    type_: type[Any],
+    defaulter: Defaulter[Any],
+    *,
+    gvk: GroupVersionKind | None = None,
+    path: str | None = None,
+    options: WebhookOptions | None = None,
 ) -> str:
-    """Serve ``defaulter`` for ``type_`` at its mutate path; return the path."""
-    path = mutate_path(type_)
-    server.register(path, AdmissionEndpoint(DefaultingHandler(type_, defaulter, path)))
+    """Serve ``defaulter`` for ``type_`` at its mutate path (or ``path``); return the path.
+
+    Args:
+        server: The webhook server.
+        type_: A custom resource class, a kubernetes-asyncio model (``V1Pod``), or
+            `pyctrl.resource.Unstructured` (with ``gvk``).
+        defaulter: The `Defaulter`.
+        gvk: The kind served (required for Unstructured).
+        path: A custom path (``with_defaulter_custom_path``).
+        options: How the API server calls it (`WebhookOptions`).
+    """
+    kind = _gvk_of(type_, gvk)
+    path = path or mutate_path(type_, kind)
+    handler = DefaultingHandler(type_, defaulter, path, kind if gvk is not None else None)
+    registration = Registration.typed(mutating=True, type_=type_, gvk=kind, options=options)
+    server.register(path, AdmissionEndpoint(handler, registration))
     return path
 
 
 def register_validator(
-    server: Server, type_: type[CustomResource], validator: Validator[Any]
+    server: Server,
+    type_: type[Any],
+    validator: Validator[Any],
+    *,
+    gvk: GroupVersionKind | None = None,
+    path: str | None = None,
+    options: WebhookOptions | None = None,
 ) -> str:
-    """Serve ``validator`` for ``type_`` at its validate path; return the path."""
-    path = validate_path(type_)
-    server.register(path, AdmissionEndpoint(ValidatingHandler(type_, validator, path)))
+    """Serve ``validator`` for ``type_`` at its validate path (or ``path``); return the path.
+
+    The arguments are those of `register_defaulter`.
+    """
+    kind = _gvk_of(type_, gvk)
+    path = path or validate_path(type_, kind)
+    handler = ValidatingHandler(type_, validator, path, kind if gvk is not None else None)
+    registration = Registration.typed(mutating=False, type_=type_, gvk=kind, options=options)
+    server.register(path, AdmissionEndpoint(handler, registration))
+    return path
+
+
+def register_admission(
+    server: Server,
+    path: str,
+    handler: AdmissionHandler,
+    *,
+    options: WebhookOptions,
+    mutating: bool = False,
+) -> str:
+    """Serve a raw `AdmissionHandler` at ``path``; return the path.
+
+    Args:
+        server: The webhook server.
+        path: Where it is served.
+        handler: Gets the whole `AdmissionRequest`.
+        options: Must carry ``rules`` (what the API server sends it).
+        mutating: In the MutatingWebhookConfiguration (it may answer with a patch).
+
+    Raises:
+        ValueError: No rules, or a path already taken.
+    """
+    if not isinstance(handler, AdmissionHandler):
+        raise TypeError(f"{type(handler).__name__} has no async handle(request) method")
+    registration = Registration.raw(mutating=mutating, path=path, options=options)
+    server.register(path, AdmissionEndpoint(RawHandler(handler, path), registration))
     return path
 
 
@@ -181,151 +293,6 @@ class _MultiKindConversion:
             raise BadReviewError(f"no conversion registered for {sorted(kinds)}")
         # Without objects to go by, any handler validates the review's shape and answers.
         return await (handler or next(iter(self.by_kind.values()))).review(body)
-
-
-@dataclass(frozen=True, slots=True)
-class ClientConfig:
-    """How the API server reaches the webhook server: a Service or a URL base.
-
-    Args:
-        service_name: The Service in front of the webhook server (production).
-        service_namespace: Its namespace.
-        service_port: Its port (443 by default, as kubebuilder scaffolds).
-        url: ``https://host:port`` instead of a Service (local development, envtest).
-        ca_bundle: PEM of the CA that signed the serving certificate; empty when
-            cert-manager injects it (see ``cert_manager_certificate``).
-        cert_manager_certificate: ``namespace/name`` of a cert-manager Certificate whose
-            CA is injected through the ``cert-manager.io/inject-ca-from`` annotation.
-    """
-
-    service_name: str = "webhook-service"
-    service_namespace: str = "system"
-    service_port: int = 443
-    url: str | None = None
-    ca_bundle: bytes = b""
-    cert_manager_certificate: str | None = None
-
-    def for_path(self, path: str) -> dict[str, Any]:
-        """The ``clientConfig`` for a webhook path."""
-        import base64
-
-        config: dict[str, Any]
-        if self.url:
-            config = {"url": self.url.rstrip("/") + path}
-        else:
-            config = {
-                "service": {
-                    "name": self.service_name,
-                    "namespace": self.service_namespace,
-                    "path": path,
-                    "port": self.service_port,
-                }
-            }
-        if self.ca_bundle:
-            config["caBundle"] = base64.b64encode(self.ca_bundle).decode()
-        return config
-
-    def metadata(self, name: str) -> dict[str, Any]:
-        """Object metadata, with the cert-manager annotation when configured."""
-        meta: dict[str, Any] = {"name": name}
-        if self.cert_manager_certificate:
-            meta["annotations"] = {"cert-manager.io/inject-ca-from": self.cert_manager_certificate}
-        return meta
-
-
-def _webhook(
-    *,
-    path: str,
-    type_: type[CustomResource],
-    prefix: str,
-    operations: list[str],
-    client: ClientConfig,
-    failure_policy: str,
-    timeout: int,
-) -> dict[str, Any]:
-    info = type_.resource_info()
-    return {
-        "name": f"{prefix}{info.kind.lower()}-{info.version}.{info.group}",
-        "admissionReviewVersions": ["v1"],
-        "clientConfig": client.for_path(path),
-        "failurePolicy": failure_policy,
-        "sideEffects": "None",
-        "timeoutSeconds": timeout,
-        "rules": [
-            {
-                "apiGroups": [info.group],
-                "apiVersions": [info.version],
-                "operations": operations,
-                "resources": [info.plural],
-                "scope": "Namespaced" if info.namespaced else "Cluster",
-            }
-        ],
-    }
-
-
-def webhook_configurations(
-    server: Server,
-    client: ClientConfig,
-    *,
-    name_prefix: str = "",
-    failure_policy: str = "Fail",
-    timeout_seconds: int = 10,
-) -> list[dict[str, Any]]:
-    """The Mutating/ValidatingWebhookConfiguration objects for what ``server`` serves.
-
-    Returns one MutatingWebhookConfiguration and one ValidatingWebhookConfiguration
-    (each only if it has webhooks), named ``<prefix>mutating-webhook-configuration`` and
-    ``<prefix>validating-webhook-configuration`` as kubebuilder names them.
-    """
-    mutating: list[dict[str, Any]] = []
-    validating: list[dict[str, Any]] = []
-    for path in server.paths:
-        endpoint = server.handler_at(path)
-        handler = getattr(endpoint, "handler", None)
-        if isinstance(handler, DefaultingHandler):
-            mutating.append(
-                _webhook(
-                    path=path,
-                    type_=handler.type,
-                    prefix="m",
-                    operations=["CREATE", "UPDATE"],
-                    client=client,
-                    failure_policy=failure_policy,
-                    timeout=timeout_seconds,
-                )
-            )
-        elif isinstance(handler, ValidatingHandler):
-            validating.append(
-                _webhook(
-                    path=path,
-                    type_=handler.type,
-                    prefix="v",
-                    operations=["CREATE", "UPDATE", "DELETE"],
-                    client=client,
-                    failure_policy=failure_policy,
-                    timeout=timeout_seconds,
-                )
-            )
-    out = []
-    if mutating:
-        out.append(
-            {
-                "apiVersion": "admissionregistration.k8s.io/v1",
-                "kind": "MutatingWebhookConfiguration",
-                "metadata": client.metadata(f"{name_prefix}mutating-webhook-configuration"),
-                "webhooks": mutating,
-            }
-        )
-    if validating:
-        out.append(
-            {
-                "apiVersion": "admissionregistration.k8s.io/v1",
-                "kind": "ValidatingWebhookConfiguration",
-                "metadata": client.metadata(f"{name_prefix}validating-webhook-configuration"),
-                "webhooks": validating,
-            }
-        )
-    return out
 
 
 def converted_kinds(server: Server) -> set[tuple[str, str]]:

@@ -1,4 +1,11 @@
-"""Admission: AdmissionReview v1 models, Defaulter and Validator, and their handlers."""
+"""Admission: AdmissionReview v1 models, Defaulter and Validator, and their handlers.
+
+The handlers work on any kind: a `pyctrl.resource.CustomResource`, a kubernetes-asyncio
+model (``V1Pod``), a `pyctrl.meta.KubeModel`, or `pyctrl.resource.Unstructured` for a
+GroupVersionKind without a Python type; the scheme decodes and encodes each.
+`AdmissionHandler` is the raw form: it gets the whole AdmissionRequest and builds its
+own `AdmissionResponse` (`allowed`, `denied`, `errored`, `patch_response`).
+"""
 
 from __future__ import annotations
 
@@ -7,17 +14,22 @@ import contextvars
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 import jsonpatch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from pyctrl.errors import PyctrlError
+from pyctrl.errors import PyctrlError, SchemeError
 from pyctrl.log import get_logger
-from pyctrl.resource import CustomResource
+from pyctrl.resource import Unstructured
+from pyctrl.scheme import default_scheme
+
+if TYPE_CHECKING:
+    from pyctrl.meta import GroupVersionKind
 
 __all__ = [
+    "AdmissionHandler",
     "AdmissionRequest",
     "AdmissionResponse",
     "AdmissionReview",
@@ -31,11 +43,15 @@ __all__ = [
     "ValidatingHandler",
     "Validator",
     "Warnings",
+    "allowed",
     "current_request",
+    "denied",
+    "errored",
+    "patch_response",
 ]
 
-T = TypeVar("T", bound=CustomResource)
-T_contra = TypeVar("T_contra", bound=CustomResource, contravariant=True)
+T = TypeVar("T")
+T_contra = TypeVar("T_contra", contravariant=True)
 Warnings = Sequence[str] | None
 """Warnings a webhook returns; the API server relays them to the client."""
 
@@ -100,7 +116,8 @@ class AdmissionRequest(_Wire):
 class AdmissionResponse(_Wire):
     """``admission.k8s.io/v1`` AdmissionResponse."""
 
-    uid: str
+    uid: str = ""
+    """Left empty by a handler: the server copies the request's uid."""
     allowed: bool
     status: dict[str, Any] | None = None
     patch: str | None = None
@@ -139,6 +156,8 @@ class InvalidObjectError(PyctrlError):
 
     message: str
     errors: Sequence[FieldError] = field(default_factory=tuple)
+    warnings: Sequence[str] = ()
+    """Warnings to relay with the denial (controller-runtime returns both at once)."""
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -158,7 +177,11 @@ def current_request() -> AdmissionRequest:
 
 @runtime_checkable
 class Defaulter(Protocol[T_contra]):
-    """Fills in defaults on a custom resource being created or updated (mutating webhook)."""
+    """Fills in defaults on an object being created or updated (mutating webhook).
+
+    controller-runtime's ``CustomDefaulter``: ``T`` is the webhook's type (a custom
+    resource, a kubernetes-asyncio model such as ``V1Pod``, or `Unstructured`).
+    """
 
     async def default(self, obj: T_contra) -> None:
         """Set defaults on ``obj`` in place; raise `InvalidObjectError` to deny."""
@@ -167,7 +190,10 @@ class Defaulter(Protocol[T_contra]):
 
 @runtime_checkable
 class Validator(Protocol[T_contra]):
-    """Accepts or denies creates, updates and deletes of a custom resource."""
+    """Accepts or denies creates, updates and deletes (controller-runtime's ``CustomValidator``).
+
+    ``T`` is the webhook's type, as for `Defaulter`.
+    """
 
     async def validate_create(self, obj: T_contra) -> Warnings:
         """Check a new object; raise `InvalidObjectError` to deny; return warnings."""
@@ -217,13 +243,42 @@ async def _call(fn: Callable[..., Any], *args: Any) -> Any:
     return result
 
 
-def _decode(type_: type[T], data: dict[str, Any] | None, what: str) -> T:
+def _type_name(type_: type[Any], gvk: GroupVersionKind | None) -> str:
+    return gvk.kind if type_ is Unstructured and gvk is not None else type_.__name__
+
+
+def _decode(
+    type_: type[T], data: dict[str, Any] | None, what: str, gvk: GroupVersionKind | None = None
+) -> T:
+    """``data`` as a ``type_``; `_BadRequestError` (400) when it is absent or does not fit."""
     if data is None:
         raise _BadRequestError(f"the request has no {what}")
+    name = _type_name(type_, gvk)
+    if gvk is not None:
+        api_version, kind = data.get("apiVersion"), data.get("kind")
+        if (api_version is not None and api_version != gvk.api_version) or (
+            kind is not None and kind != gvk.kind
+        ):
+            raise _BadRequestError(
+                f"{what} is a {api_version}, Kind={kind}, not the webhook's "
+                f"{gvk.api_version}, Kind={gvk.kind}"
+            )
     try:
-        return type_.model_validate(data)
-    except ValidationError as exc:
-        raise _BadRequestError(f"{what} is not a valid {type_.__name__}: {exc}") from exc
+        return default_scheme().from_dict(data, type_)
+    except (SchemeError, ValidationError) as exc:
+        raise _BadRequestError(f"{what} is not a valid {name}: {exc}") from exc
+    except (AttributeError, KeyError, IndexError, RecursionError) as exc:
+        # kubernetes-asyncio's models raise these on values of the wrong shape.
+        raise _BadRequestError(
+            f"{what} is not a valid {name}: {type(exc).__name__}: {exc}"
+        ) from None
+
+
+def _encode(obj: Any) -> dict[str, Any]:
+    try:
+        return default_scheme().to_dict(obj)
+    except (ValueError, RecursionError) as exc:  # pydantic serializes a limited depth
+        raise _BadRequestError(f"object cannot be processed: {exc}") from None
 
 
 class _BadRequestError(Exception):
@@ -235,9 +290,11 @@ class _Handler(Generic[T]):
 
     name: str
 
-    def __init__(self, type_: type[T], name: str) -> None:
+    def __init__(self, type_: type[T], name: str, gvk: GroupVersionKind | None = None) -> None:
         self.type = type_
         self.name = name
+        self.gvk = gvk
+        """The kind served; required for `Unstructured`, checked against the request."""
 
     async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
         """Answer one AdmissionRequest."""
@@ -247,7 +304,10 @@ class _Handler(Generic[T]):
         except _BadRequestError as exc:
             return _denied(request.uid, 400, "BadRequest", str(exc))
         except InvalidObjectError as exc:
-            return _denied(request.uid, 422, "Invalid", exc.message, exc.errors)
+            denial = _denied(request.uid, 422, "Invalid", exc.message, exc.errors)
+            if exc.warnings:
+                denial.warnings = list(exc.warnings)
+            return denial
         except Exception as exc:
             _log.exception("webhook handler raised", webhook=self.name, uid=request.uid)
             raise UserCodeError(f"{type(exc).__name__}: {exc}") from exc
@@ -267,22 +327,25 @@ class DefaultingHandler(_Handler[T]):
     as controller-runtime leaves out the removals its scheme makes.
     """
 
-    def __init__(self, type_: type[T], defaulter: Defaulter[T], name: str) -> None:
-        super().__init__(type_, name)
+    def __init__(
+        self,
+        type_: type[T],
+        defaulter: Defaulter[T],
+        name: str,
+        gvk: GroupVersionKind | None = None,
+    ) -> None:
+        super().__init__(type_, name, gvk)
         self.defaulter = defaulter
 
     async def _handle(self, request: AdmissionRequest) -> AdmissionResponse:
         if request.operation not in ("CREATE", "UPDATE"):
             return _allowed(request.uid)
         original = request.object
-        obj = _decode(self.type, original, "object")
+        obj = _decode(self.type, original, "object", self.gvk)
         assert original is not None  # _decode refused None
-        try:
-            decoded = obj.to_dict()
-        except ValueError as exc:  # pydantic serializes a limited depth
-            raise _BadRequestError(f"object cannot be processed: {exc}") from None
+        decoded = _encode(obj)
         await _call(self.defaulter.default, obj)
-        target = _apply_changes(original, decoded, obj.to_dict())
+        target = _apply_changes(original, decoded, _encode(obj))
         ops = jsonpatch.make_patch(original, target).patch
         if not ops:
             return _allowed(request.uid)
@@ -324,25 +387,107 @@ def _apply_changes(original: Any, decoded: Any, defaulted: Any) -> Any:
 class ValidatingHandler(_Handler[T]):
     """Runs a Validator's method for the operation and answers allowed or denied."""
 
-    def __init__(self, type_: type[T], validator: Validator[T], name: str) -> None:
-        super().__init__(type_, name)
+    def __init__(
+        self,
+        type_: type[T],
+        validator: Validator[T],
+        name: str,
+        gvk: GroupVersionKind | None = None,
+    ) -> None:
+        super().__init__(type_, name, gvk)
         self.validator = validator
 
     async def _handle(self, request: AdmissionRequest) -> AdmissionResponse:
-        op = request.operation
+        op, gvk = request.operation, self.gvk
         if op == "CREATE":
             warnings = await _call(
-                self.validator.validate_create, _decode(self.type, request.object, "object")
+                self.validator.validate_create, _decode(self.type, request.object, "object", gvk)
             )
         elif op == "UPDATE":
-            old = _decode(self.type, request.old_object, "oldObject")
-            new = _decode(self.type, request.object, "object")
+            old = _decode(self.type, request.old_object, "oldObject", gvk)
+            new = _decode(self.type, request.object, "object", gvk)
             warnings = await _call(self.validator.validate_update, old, new)
         elif op == "DELETE":
             # The API server sends the object being deleted as oldObject.
             warnings = await _call(
-                self.validator.validate_delete, _decode(self.type, request.old_object, "oldObject")
+                self.validator.validate_delete,
+                _decode(self.type, request.old_object, "oldObject", gvk),
             )
         else:
             return _allowed(request.uid)
         return _allowed(request.uid, warnings)
+
+
+@runtime_checkable
+class AdmissionHandler(Protocol):
+    """A raw admission handler: the whole AdmissionRequest in, an AdmissionResponse out.
+
+    controller-runtime's ``admission.Handler``, for what a typed `Defaulter` or
+    `Validator` does not fit: a webhook on ``pods/eviction``, on the DELETE of a
+    Namespace, on several kinds at once. Build the answer with `allowed`, `denied`,
+    `errored` or `patch_response`; the uid is filled in for you. An exception is a
+    denial with code 500, as for typed handlers.
+    """
+
+    async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
+        """Answer one request."""
+        ...
+
+
+def allowed(*warnings: str) -> AdmissionResponse:
+    """Admit the request, with warnings for the client."""
+    return AdmissionResponse(allowed=True, warnings=list(warnings) or None)
+
+
+def denied(message: str, *, code: int = 403, reason: str = "Forbidden") -> AdmissionResponse:
+    """Deny the request; the client sees ``message`` (and the code, 403 by default)."""
+    return _denied("", code, reason, message)
+
+
+def errored(code: int, message: str) -> AdmissionResponse:
+    """Deny because the request could not be handled (``admission.Errored``)."""
+    return _denied("", code, "BadRequest" if code == 400 else "InternalError", message)
+
+
+def patch_response(
+    original: dict[str, Any], changed: dict[str, Any], *warnings: str
+) -> AdmissionResponse:
+    """Admit with the JSON patch from ``original`` to ``changed`` (``PatchResponseFromRaw``)."""
+    ops = jsonpatch.make_patch(original, changed).patch
+    if not ops:
+        return allowed(*warnings)
+    return AdmissionResponse(
+        allowed=True,
+        patch=base64.b64encode(jsonpatch.JsonPatch(ops).to_string().encode()).decode(),
+        patch_type="JSONPatch",
+        warnings=list(warnings) or None,
+    )
+
+
+class RawHandler:
+    """Runs an `AdmissionHandler` with the plumbing typed handlers get.
+
+    ``current_request()`` works inside it, the uid is filled in, and an exception from
+    user code becomes a 500 denial counted as a panic.
+    """
+
+    def __init__(self, handler: AdmissionHandler, name: str) -> None:
+        self.handler = handler
+        self.name = name
+
+    async def handle(self, request: AdmissionRequest) -> AdmissionResponse:
+        """Answer one AdmissionRequest."""
+        token = _current.set(request)
+        try:
+            response = await self.handler.handle(request)
+        except Exception as exc:
+            _log.exception("webhook handler raised", webhook=self.name, uid=request.uid)
+            raise UserCodeError(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            _current.reset(token)
+        if not isinstance(response, AdmissionResponse):
+            raise UserCodeError(
+                f"{type(self.handler).__name__}.handle returned {type(response).__name__}, "
+                "not an AdmissionResponse"
+            )
+        return response.model_copy(update={"uid": request.uid})

@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import ssl
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 from aiohttp import web
 from pydantic import ValidationError
 
 from pyctrl import metrics
-from pyctrl.clock import Clock, RealClock
+from pyctrl.certwatcher import CertWatcher
 from pyctrl.log import get_logger
 from pyctrl.webhook._admission import (
     AdmissionResponse,
@@ -26,9 +25,17 @@ from pyctrl.webhook._admission import (
     UserCodeError,
 )
 
+if TYPE_CHECKING:
+    import os
+
+    from pyctrl.clock import Clock
+    from pyctrl.webhook._config import Registration
+
 __all__ = ["CertWatcher", "ReviewHandler", "Server", "default_cert_dir"]
 
 MAX_BODY_BYTES = 7 * 1024 * 1024
+MAX_OBJECT_DEPTH = 100
+"""Objects nested deeper are refused (400) before any handler walks them recursively."""
 # Below the probe server's own 10 s limit, so a hung handshake is reported as such.
 _CHECK_TIMEOUT = 5.0
 # Where the readiness check connects when the server listens on every interface.
@@ -49,125 +56,6 @@ class ReviewHandler(Protocol):
     async def review(self, body: Any) -> web.Response:
         """Answer one decoded JSON request body."""
         ...
-
-
-class CertWatcher:
-    """Keeps an SSL context's certificate in step with the files on disk.
-
-    The files are checked every `interval` seconds (by modification time, size and
-    inode) and re-read at least every 10 seconds even when they look unchanged, as
-    controller-runtime's certwatcher does; new TLS handshakes use the new certificate,
-    open connections are unaffected. A pair that does not load (a rotation half done,
-    with the certificate replaced and the key not yet) is kept out: the previous
-    certificate stays in use until a matching pair is on disk.
-
-    Args:
-        cert_file: The certificate (PEM, with any intermediates after it).
-        key_file: Its private key (PEM).
-        interval: Seconds between checks of the files.
-        clock: Where time is read and waited for (a `pyctrl.clock.FakeClock` in tests).
-    """
-
-    FORCED_RELOAD_SECONDS = 10.0
-    """The files are re-read this long after the last load even if they look unchanged."""
-
-    def __init__(
-        self,
-        cert_file: Path,
-        key_file: Path,
-        *,
-        interval: float = 1.0,
-        clock: Clock | None = None,
-    ) -> None:
-        self.cert_file, self.key_file = cert_file, key_file
-        self.interval = interval
-        self.clock: Clock = clock or RealClock()
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self._stamp: tuple[Any, ...] | None = None
-        self._loaded_at = 0.0
-        self._changed: asyncio.Condition | None = None
-        self.reloads = 0
-        """How many times a certificate pair has been loaded."""
-        self.read_errors = 0
-        """How many reloads failed (files missing or not a matching pair)."""
-
-    def _file_stamp(self) -> tuple[Any, ...]:
-        stats = [os.stat(p) for p in (self.cert_file, self.key_file)]
-        return tuple((s.st_mtime_ns, s.st_size, s.st_ino) for s in stats)
-
-    def load(self) -> None:
-        """Load the certificate pair now; on failure the previous pair stays in use.
-
-        Raises:
-            FileNotFoundError: a file is missing (the message names it).
-            ssl.SSLError: the files do not hold a matching certificate and key.
-        """
-        for path in (self.cert_file, self.key_file):
-            if not path.is_file():
-                raise FileNotFoundError(f"webhook serving certificate file {path} does not exist")
-        stamp = self._file_stamp()
-        cert_pem, key_pem = self.cert_file.read_bytes(), self.key_file.read_bytes()
-        # load_cert_chain reads paths only, and both loads below must see the same bytes
-        # even if the files are replaced in between: copy them to a private directory.
-        with tempfile.TemporaryDirectory(prefix="pyctrl-webhook-tls-") as tmp:
-            cert, key = Path(tmp, "tls.crt"), Path(tmp, "tls.key")
-            cert.write_bytes(cert_pem)
-            key.write_bytes(key_pem)
-            # A failed load_cert_chain leaves its context half updated (the new
-            # certificate without a key: every handshake fails), so the live context
-            # only gets a pair that a scratch context accepted.
-            ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(cert, key)
-            self.context.load_cert_chain(cert, key)
-        self._stamp, self._loaded_at = stamp, self.clock.now()
-        self.reloads += 1
-
-    def maybe_reload(self) -> bool:
-        """Reload if the files changed or 10 s passed since the last load; True if loaded."""
-        try:
-            stamp = self._file_stamp()
-            if (
-                stamp == self._stamp
-                and self.clock.now() - self._loaded_at < self.FORCED_RELOAD_SECONDS
-            ):
-                return False
-            self.load()
-        except OSError as exc:  # ssl.SSLError is an OSError
-            self.read_errors += 1
-            _log.warning("keeping the previous webhook certificate", error=str(exc))
-            return False
-        return True
-
-    def _condition(self) -> asyncio.Condition:
-        if self._changed is None:
-            self._changed = asyncio.Condition()
-        return self._changed
-
-    async def wait_for_change(self, seen: int) -> int:
-        """Wait until more than ``seen`` pairs were loaded (`reloads`); return the count."""
-        changed = self._condition()
-        async with changed:
-            await changed.wait_for(lambda: self.reloads > seen)
-            return self.reloads
-
-    async def wait_for_error(self, seen: int) -> int:
-        """Wait until more than ``seen`` reloads failed (`read_errors`); return the count."""
-        changed = self._condition()
-        async with changed:
-            await changed.wait_for(lambda: self.read_errors > seen)
-            return self.read_errors
-
-    async def watch(self) -> None:
-        """Poll for changes until cancelled."""
-        changed = self._condition()
-        while True:
-            await self.clock.sleep(self.interval)
-            stamp = self._stamp
-            if self.maybe_reload() and self._stamp != stamp:
-                _log.info("webhook certificate reloaded", cert=str(self.cert_file))
-            # Every check wakes the waiters; each re-checks its own count.
-            async with changed:
-                changed.notify_all()
 
 
 @dataclass
@@ -333,11 +221,18 @@ def _plain(status: int, message: str) -> web.Response:
 
 
 class AdmissionEndpoint:
-    """Adapts an admission handler (`DefaultingHandler`, `ValidatingHandler`) to the server."""
+    """Adapts an admission handler (`DefaultingHandler`, `ValidatingHandler`) to the server.
 
-    def __init__(self, handler: Any) -> None:
+    Args:
+        handler: Anything with ``name`` and ``async handle(AdmissionRequest)``.
+        registration: How the webhook is configured (rules, options), for
+            `pyctrl.webhook.webhook_configurations`; None leaves it out of them.
+    """
+
+    def __init__(self, handler: Any, registration: Registration | None = None) -> None:
         self.handler = handler
         self.name: str = handler.name
+        self.registration = registration
 
     async def review(self, body: Any) -> web.Response:
         """Decode an AdmissionReview, run the handler, encode the response."""
@@ -354,6 +249,14 @@ class AdmissionEndpoint:
             raise BadReviewError(f"malformed AdmissionReview: {_first_error(exc)}") from None
         if review.request is None:
             raise BadReviewError("AdmissionReview has no request")
+        for what, value in (
+            ("object", review.request.object),
+            ("oldObject", review.request.old_object),
+        ):
+            if _deeper_than(value, MAX_OBJECT_DEPTH):
+                raise BadReviewError(
+                    f"request.{what} is nested deeper than {MAX_OBJECT_DEPTH} levels"
+                )
         try:
             response = await self.handler.handle(review.request)
         except UserCodeError as exc:
@@ -373,6 +276,23 @@ class AdmissionEndpoint:
             body=orjson.dumps(out.model_dump(mode="json", by_alias=True, exclude_none=True)),
             content_type="application/json",
         )
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON ``value`` nests more than ``limit`` levels (checked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _first_error(exc: ValidationError) -> str:
