@@ -39,7 +39,7 @@ class BenchItem(CustomResource, group=GROUP, version=VERSION):
     status: BenchStatus = Field(default_factory=BenchStatus)
 
 
-async def run_pyctrl(workers: int) -> None:
+async def run_pyctrl(workers: int, *, record_triggers: bool = True) -> None:
     from pyctrl.builder import controller_managed_by
     from pyctrl.client import MergePatch
     from pyctrl.config import get_config
@@ -66,7 +66,9 @@ async def run_pyctrl(workers: int) -> None:
         # Reconcile spec changes only, as kopf's handler below (field="spec") runs only
         # for them: the operator's own status writes do not come back as work.
         .with_event_filter(GenerationChanged())
-        .with_options(ControllerOptions(max_concurrent_reconciles=workers))
+        .with_options(
+            ControllerOptions(max_concurrent_reconciles=workers, record_triggers=record_triggers)
+        )
         .complete(Reconciler())
     )
     await manager.run()
@@ -100,13 +102,16 @@ def run_kopf() -> None:
 
 def main(argv: list[str]) -> None:
     which = argv[0] if argv else ""
-    if which == "pyctrl":
+    if which in ("pyctrl", "pyctrl-noprov"):
+        # pyctrl-noprov: the same operator with provenance (record_triggers) off.
         workers = int(argv[1]) if len(argv) > 1 else 8
-        asyncio.run(run_pyctrl(workers))
+        asyncio.run(run_pyctrl(workers, record_triggers=which == "pyctrl"))
     elif which == "kopf":
         run_kopf()
     else:
-        raise SystemExit("usage: python -m bench.operators pyctrl [workers] | kopf")
+        raise SystemExit(
+            "usage: python -m bench.operators pyctrl [workers] | pyctrl-noprov [workers] | kopf"
+        )
 
 
 if __name__ == "__main__":

@@ -656,13 +656,14 @@ async def test_gcp_auth_provider_token_comes_from_gcloud_and_is_renewed(tmp_path
 class ScriptedCredentials:
     """Credentials due for renewal at a set time, counting renewals."""
 
-    def __init__(self, renew_in: float | None) -> None:
+    def __init__(self, renew_in: float | None, authorization: str | None = "Bearer x") -> None:
         self.renew_in = renew_in
         self.renewals = 0
         self.renewed = asyncio.Event()
+        self._authorization = authorization
 
     async def authorization(self) -> str | None:
-        return "Bearer x"
+        return self._authorization
 
     async def refresh(self, *, force: bool) -> bool:
         self.renewals += 1
@@ -711,7 +712,9 @@ async def test_refresher_does_not_spin_on_an_already_due_credential() -> None:
 
 async def test_the_manager_runs_the_credential_refresher(envtest: Environment) -> None:
     """A Manager renews its config's credentials in the background when they come due."""
-    credentials = ScriptedCredentials(renew_in=0)
+    # Credentials the server accepts: the manager checks them before it starts.
+    valid = await Config.from_configuration(envtest.config).authorization()
+    credentials = ScriptedCredentials(renew_in=0, authorization=valid)
     config = Config(envtest.config, source="test", credentials=credentials)
     manager = Manager(config, Options(metrics_bind_address="0"))
     async with asyncio.timeout(10), asyncio.TaskGroup() as tg:
@@ -737,3 +740,16 @@ async def test_from_configuration_uses_the_api_key_prefix() -> None:
     config = Config.from_configuration(configuration)
     assert await config.authorization() == "Bearer abc"
     assert await config.refresh_credentials() is False
+
+
+async def test_a_kubeconfig_that_is_not_utf8_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    """A kubeconfig with bytes that are not UTF-8 is a ConfigError naming file and offset."""
+    path = tmp_path / "latin1"
+    path.write_bytes(b"apiVersion: v1\nclusters: []\n# caf\xe9\n")
+    with pytest.raises(ConfigError) as failed:
+        await get_config(kubeconfig=path, environ={})
+    message = str(failed.value)
+    assert message == (
+        f"kubeconfig {str(path)!r} is not UTF-8 text: byte 0xe9 at offset 33 is invalid"
+    )
+    assert failed.value.__cause__ is None

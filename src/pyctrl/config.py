@@ -152,9 +152,13 @@ class _FileTokenCredentials:
 
     def _read(self) -> bool:
         try:
-            token = self._path.read_text().strip()
+            token = self._path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise ConfigError(f"cannot read token file {str(self._path)!r}: {exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"token file {str(self._path)!r} is not UTF-8 text (offset {exc.start})"
+            ) from None
         if not token:
             raise ConfigError(f"token file {str(self._path)!r} is empty")
         self._read_at = self._clock.now()
@@ -371,11 +375,16 @@ class CredentialRefresher:
 
 def _read_kubeconfig(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"kubeconfig {str(path)!r} does not exist") from None
     except OSError as exc:
         raise ConfigError(f"cannot read kubeconfig {str(path)!r}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"kubeconfig {str(path)!r} is not UTF-8 text: byte 0x{exc.object[exc.start]:02x} "
+            f"at offset {exc.start} is invalid"
+        ) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

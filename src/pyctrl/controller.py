@@ -18,7 +18,16 @@ the sources that fill it (`pyctrl.source`), and ``max_concurrent_reconciles`` wo
 - every reconcile runs with a fresh ``reconcile_id`` and the controller, kind,
   namespace and name bound into the structlog context, so the reconciler's own log
   lines carry them;
-- an optional ``reconcile_timeout`` bounds each reconcile.
+- an optional ``reconcile_timeout`` bounds each reconcile; when it fires, the reconcile
+  is retried as failed and counted in ``controller_runtime_reconcile_timeouts_total``;
+- ``on_error`` is called with the request and the exception after a failed reconcile,
+  before the requeue, and may choose it (kube-rs's ``error_policy``);
+- the queue records why each key was queued (``record_triggers``, on by default): the
+  reconciler reads the triggers that collapsed into its reconcile with `triggers`, its
+  log lines carry their summary as ``triggers`` (`pyctrl.log.merge_triggers`), and
+  ``controller_runtime_reconcile_triggers_total`` counts reconciles by the kind of the
+  first one; requeues are triggers too (``requeue``, ``requeue_after``, ``retry``);
+- ``new_queue`` replaces the workqueue (controller-runtime's ``Options.NewQueue``).
 
 ``start()`` blocks until cancelled: it starts the sources, waits (up to
 ``cache_sync_timeout``) for the syncing ones, then runs the workers. When cancelled it
@@ -33,25 +42,66 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyctrl import metrics
+from pyctrl import metrics, tracing
 from pyctrl._ids import fast_uuid4
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import CacheSyncTimeoutError, PyctrlError, TerminalError
-from pyctrl.log import bound_context, get_logger
+from pyctrl.log import bound_context, get_logger, reconcile_triggers
 from pyctrl.reconcile import Reconciler, Request, Result
 from pyctrl.source import Source, SyncingSource
-from pyctrl.workqueue import RateLimiter, ShutDownError, WorkQueue
+from pyctrl.workqueue import RateLimiter, ShutDownError, Trigger, TriggerKind, Triggers, WorkQueue
+from pyctrl.workqueue._triggers import EMPTY
+
+__all__ = ["Controller", "ErrorHandler", "NewQueue", "Options", "ReconcileGate", "triggers"]
+
+ErrorHandler = Callable[[Request, Exception], Awaitable[Result | None]]
+"""``async def on_error(request, exc) -> Result | None``: see `Options.on_error`."""
+
+NewQueue = Callable[[str, RateLimiter[Request] | None], WorkQueue[Request]]
+"""``new_queue(controller_name, rate_limiter) -> WorkQueue``: see `Options.new_queue`."""
+
+_REQUEUE = Trigger(TriggerKind.REQUEUE)
+_REQUEUE_AFTER = Trigger(TriggerKind.REQUEUE_AFTER)
+_RETRY = Trigger(TriggerKind.RETRY)
+
+
+def triggers() -> Triggers:
+    """The triggers that collapsed into the reconcile running in this task.
+
+    The reconciler calls it (like controller-runtime's ``ReconcileIDFromContext``, the
+    request context being the task's context) to learn why it runs::
+
+        async def reconcile(self, request):
+            log.info("reconciling", triggers=str(triggers()))
+            if triggers().by_kind.keys() == {"resync"}:
+                ...
+
+    Empty when the controller does not record triggers (``record_triggers=False``).
+
+    Raises:
+        RuntimeError: Called outside a reconcile.
+    """
+    found: Triggers | None = reconcile_triggers.get()
+    if found is None:
+        raise RuntimeError("triggers() is only available inside a reconcile")
+    return found
+
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
-__all__ = ["Controller", "Options", "ReconcileGate"]
+    from pyctrl._fence import LeaseFence
 
 _log = get_logger("pyctrl.controller")
 _EXPECTED_ERRORS = (PyctrlError, OSError, TimeoutError)
+
+
+def _nothing() -> None:
+    pass
 
 
 @dataclass(frozen=True)
@@ -67,6 +117,18 @@ class Options:
         graceful_shutdown_timeout: Seconds in-flight reconciles get to finish on stop.
         need_leader_election: Run only while the manager leads (the default).
         starvation_timeout: Passed to the workqueue (see `pyctrl.workqueue.WorkQueue`).
+        record_triggers: Keep why each key was queued (see `triggers`).
+        on_error: Called with the request and the exception after a failed reconcile
+            (TerminalError included), before the requeue; typically writes a status
+            condition. It returns None for the default rate-limited retry,
+            ``Result(requeue_after=d)`` to retry after ``d`` seconds, ``Result()`` not
+            to retry. A terminal error is never retried, and a hook that raises is
+            logged and the default applies.
+        new_queue: Builds the workqueue from the controller's name and ``rate_limiter``
+            (controller-runtime's ``NewQueue``); default a `pyctrl.workqueue.WorkQueue`.
+            The queue it returns decides about provenance (``record_triggers=True``
+            keeps it), clock and metrics; ``record_triggers`` and
+            ``starvation_timeout`` above apply only to the default queue.
     """
 
     max_concurrent_reconciles: int = 1
@@ -76,6 +138,9 @@ class Options:
     graceful_shutdown_timeout: float = 30.0
     need_leader_election: bool = True
     starvation_timeout: float | None = 300.0
+    record_triggers: bool = True
+    on_error: ErrorHandler | None = None
+    new_queue: NewQueue | None = None
 
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
@@ -138,15 +203,22 @@ class Controller:
         self.reconciler = reconciler
         self.options = options or Options()
         self.kind = kind
-        self.queue: WorkQueue[Request] = WorkQueue(
-            name=name,
-            clock=clock or RealClock(),
-            rate_limiter=self.options.rate_limiter,
-            metrics=metrics.WorkqueueMetrics(name),
-            starvation_timeout=self.options.starvation_timeout,
-        )
+        if self.options.new_queue is not None:
+            self.queue: WorkQueue[Request] = self.options.new_queue(name, self.options.rate_limiter)
+        else:
+            self.queue = WorkQueue(
+                name=name,
+                clock=clock or RealClock(),
+                rate_limiter=self.options.rate_limiter,
+                metrics=metrics.WorkqueueMetrics(name),
+                starvation_timeout=self.options.starvation_timeout,
+                record_triggers=self.options.record_triggers,
+            )
         self.graceful_shutdown_timeout = self.options.graceful_shutdown_timeout
         """Seconds in-flight reconciles get on stop (the manager caps it at its own)."""
+        self.fence: LeaseFence | None = None
+        """Set by the manager under leader election: once its term ends, no reconcile
+        starts and in-flight ones are cancelled (see `pyctrl.leaderelection.LeaseFence`)."""
         self._sources: list[Source] = []
         self._state = _State()
         self._metrics = metrics.ReconcileMetrics(name, self.options.max_concurrent_reconciles)
@@ -195,12 +267,15 @@ class Controller:
                 for s in self._sources
             ]
             workers: list[asyncio.Task[None]] = []
+            unfence: Callable[[], None] = _nothing
             try:
                 await self._wait_for_sync()
                 workers.extend(
                     group.create_task(self._worker(), name=f"{self.name}-worker-{i}")
                     for i in range(self.options.max_concurrent_reconciles)
                 )
+                if self.fence is not None:
+                    unfence = self.fence.on_lost(lambda: self._fenced(workers))
                 self._state.ready.set()
                 _log.info(
                     "starting workers",
@@ -210,6 +285,7 @@ class Controller:
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
                 await self._drain(group, sources, workers)
+                unfence()  # the Lease released after a normal stop is no loss
                 raise
 
     async def _wait_for_sync(self) -> None:
@@ -268,11 +344,22 @@ class Controller:
                 cancelled=len(pending),
             )
 
+    def _fenced(self, workers: list[asyncio.Task[None]]) -> None:
+        """The Lease's hold ended: cancel in-flight reconciles before they take a step."""
+        _log.warning("leader lease lost: cancelling reconciles", controller=self.name)
+        self.force_stop()
+        for task in workers:
+            task.cancel()
+
     async def _worker(self) -> None:
         while True:
             try:
                 request = await self.queue.get()
             except ShutDownError:
+                return
+            if self.fence is not None and self.fence.lost:
+                self.queue.add(request)  # not reconciled: keep it for whoever runs next
+                self.queue.done(request)
                 return
             try:
                 if self.gate is None or self.gate.admits(request):
@@ -284,6 +371,7 @@ class Controller:
 
     async def _reconcile(self, request: Request) -> None:
         reconcile_id = fast_uuid4()
+        found = self.queue.triggers(request) if self.queue.records_triggers else EMPTY
         context = {
             "controller": self.name,
             "kind": self.kind,
@@ -291,43 +379,106 @@ class Controller:
             "name": request.name,
             "reconcile_id": reconcile_id,
         }
-        with bound_context(**context):
-            self._metrics.worker_started()
-            started = time.perf_counter()
-            try:
-                result = await self._call(request)
-            except TerminalError as exc:
-                self.queue.forget(request)
-                self._metrics.result("error")
-                self._metrics.error(terminal=True)
-                _log.error("terminal reconcile error, not retrying", error=str(exc))
-                return
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                panic = not isinstance(exc, _EXPECTED_ERRORS)
-                self.queue.add_rate_limited(request)
-                self._metrics.result("error")
-                self._metrics.error(panic=panic)
-                _log.error(
-                    "reconcile failed, retrying with backoff",
-                    error=f"{type(exc).__name__}: {exc}",
-                    requeues=self.queue.num_requeues(request),
-                    exc_info=panic,
-                )
-                return
-            finally:
-                self._metrics.worker_finished(time.perf_counter() - started)
-            self._handle_result(request, result)
+        if found:
+            self._metrics.triggered(found.kind)
+        # Not bound into the context: pyctrl.log.merge_triggers adds it to lines written.
+        token = reconcile_triggers.set(found)
+        try:
+            with (
+                bound_context(**context),
+                tracing.reconcile_span(
+                    self.name,
+                    kind=self.kind,
+                    namespace=request.namespace,
+                    name=request.name,
+                    reconcile_id=reconcile_id,
+                    links=(trigger.span_context for trigger in found),
+                ),
+            ):
+                await self._run(request)
+        finally:
+            reconcile_triggers.reset(token)
+
+    async def _run(self, request: Request) -> None:
+        self._metrics.worker_started()
+        started = time.perf_counter()
+        try:
+            result = await self._call(request)
+        except asyncio.CancelledError:
+            self._metrics.worker_finished(time.perf_counter() - started)
+            raise
+        except Exception as exc:
+            self._metrics.worker_finished(time.perf_counter() - started)
+            await self._failed(request, exc)
+            return
+        self._metrics.worker_finished(time.perf_counter() - started)
+        self._handle_result(request, result)
+
+    async def _failed(self, request: Request, exc: Exception) -> None:
+        """Count and log a failed reconcile, let ``on_error`` choose, then requeue."""
+        terminal = isinstance(exc, TerminalError)
+        panic = not terminal and not isinstance(exc, _EXPECTED_ERRORS)
+        self._metrics.result("error")
+        self._metrics.error(terminal=terminal, panic=panic)
+        tracing.record_error(exc)
+        chosen = await self._on_error(request, exc)
+        if terminal:
+            self.queue.forget(request)
+            _log.error("terminal reconcile error, not retrying", error=str(exc))
+        elif chosen is not None and not chosen.requeue_after and not chosen.requeue:
+            self.queue.forget(request)
+            _log.error("reconcile failed; on_error chose not to retry", error=_describe(exc))
+        elif chosen is not None and chosen.requeue_after:
+            self.queue.add_after(
+                request, chosen.requeue_after, priority=chosen.priority, trigger=_RETRY
+            )
+            _log.error(
+                "reconcile failed, retrying after the delay on_error chose",
+                error=_describe(exc),
+                seconds=chosen.requeue_after,
+            )
+        else:
+            priority = chosen.priority if chosen is not None else 0
+            self.queue.add_rate_limited(request, priority=priority, trigger=_RETRY)
+            _log.error(
+                "reconcile failed, retrying with backoff",
+                error=_describe(exc),
+                requeues=self.queue.num_requeues(request),
+                exc_info=panic,
+            )
+
+    async def _on_error(self, request: Request, exc: Exception) -> Result | None:
+        hook = self.options.on_error
+        if hook is None:
+            return None
+        try:
+            chosen: Any = await hook(request, exc)
+        except Exception:
+            _log.exception("on_error hook raised; retrying with backoff")
+            return None
+        if chosen is not None and not isinstance(chosen, Result):
+            _log.error(
+                "on_error hook returned neither a Result nor None; retrying with backoff",
+                returned=type(chosen).__name__,
+            )
+            return None
+        return chosen
 
     async def _call(self, request: Request) -> Result:
         timeout = self.options.reconcile_timeout
-        async with asyncio.timeout(timeout):
-            if self.gate is None:
-                result: Any = await self.reconciler.reconcile(request)
-            else:
-                async with self.gate.fence(request):
-                    result = await self.reconciler.reconcile(request)
+        scope = asyncio.timeout(timeout)
+        try:
+            async with scope:
+                if self.gate is None:
+                    result: Any = await self.reconciler.reconcile(request)
+                else:
+                    async with self.gate.fence(request):
+                        result = await self.reconciler.reconcile(request)
+        except TimeoutError:
+            if scope.expired():
+                self._metrics.timed_out()
+                _log.warning("reconcile timed out", timeout=timeout)
+            raise
         if result is None:
             return Result()
         if not isinstance(result, Result):
@@ -337,11 +488,17 @@ class Controller:
     def _handle_result(self, request: Request, result: Result) -> None:
         if result.requeue_after > 0:
             self.queue.forget(request)
-            self.queue.add_after(request, result.requeue_after)
+            self.queue.add_after(
+                request, result.requeue_after, priority=result.priority, trigger=_REQUEUE_AFTER
+            )
             self._metrics.result("requeue_after")
         elif result.requeue:
-            self.queue.add_rate_limited(request)
+            self.queue.add_rate_limited(request, priority=result.priority, trigger=_REQUEUE)
             self._metrics.result("requeue")
         else:
             self.queue.forget(request)
             self._metrics.result("success")
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"

@@ -4,10 +4,12 @@ The tree::
 
     PyctrlError
     ├── ConfigError                 a kubeconfig or in-cluster configuration is missing or broken
+    │   └── ConnectionCheckError    the start-up check could not reach or log in to the API server
     ├── SchemeError                 a type is not registered, or an object does not fit its type
     ├── SchemaError                 a Python type cannot become a structural CRD schema
     ├── TerminalError               a reconcile failure that retrying cannot fix (never requeued)
     ├── CacheSyncTimeoutError       informers did not sync within the timeout
+    ├── LeaseLostError              a write or a reconcile was refused: the Lease's hold ended
     └── APIError                    the API server answered with a failure ``Status``
         ├── BadRequestError             400 BadRequest
         ├── UnauthorizedError           401 Unauthorized
@@ -56,10 +58,12 @@ __all__ = [
     "CacheSyncTimeoutError",
     "ConfigError",
     "ConflictError",
+    "ConnectionCheckError",
     "ForbiddenError",
     "GoneError",
     "InternalError",
     "InvalidError",
+    "LeaseLostError",
     "MethodNotAllowedError",
     "NotAcceptableError",
     "NotFoundError",
@@ -87,6 +91,15 @@ class ConfigError(PyctrlError):
     """The client configuration could not be loaded: names the source and the problem."""
 
 
+class ConnectionCheckError(ConfigError):
+    """The start-up check of the API server failed; the message names the cause.
+
+    `pyctrl.client.RESTClient.check_connection` raises it (the Manager calls it before
+    starting anything): TLS verification failed, the credentials were refused (401), or
+    nothing answered at the server's address.
+    """
+
+
 class SchemeError(PyctrlError):
     """A type is not registered in the Scheme, or an object does not match its type."""
 
@@ -97,6 +110,16 @@ class SchemaError(PyctrlError):
 
 class CacheSyncTimeoutError(PyctrlError):
     """The informers named in the message did not sync within the allowed time."""
+
+
+class LeaseLostError(PyctrlError):
+    """Lease-held work was refused because the hold on the Lease ended.
+
+    Raised by `pyctrl.client.Client` writes (and `pyctrl.leaderelection.LeaseFence.
+    raise_if_lost`) once the local clock says the Lease was not renewed within the renew
+    deadline, or was released: another replica may hold it now. Counted in
+    ``pyctrl_lease_fenced_writes_total``. Never retried; the manager stops.
+    """
 
 
 class TerminalError(PyctrlError):

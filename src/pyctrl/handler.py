@@ -15,7 +15,9 @@ mirror controller-runtime's ``pkg/handler``:
 
 Initial-list creates and resync updates (equal resourceVersions) are queued at
 `LOW_PRIORITY`, so that a restart with thousands of existing objects does not starve
-new work, as controller-runtime's priority queue does.
+new work, as controller-runtime's priority queue does. The ready-made handlers take a
+``priority`` for every other event (default 0; higher goes first), so one watch's
+requests can overtake another's.
 """
 
 from __future__ import annotations
@@ -97,35 +99,49 @@ def _request_for(obj: Any) -> Request:
     return Request(meta.namespace, meta.name)
 
 
-def _create_priority(event: CreateEvent[Any]) -> int:
-    return LOW_PRIORITY if event.is_in_initial_list else 0
+def _create_priority(event: CreateEvent[Any], priority: int = 0) -> int:
+    return LOW_PRIORITY if event.is_in_initial_list else priority
 
 
-def _update_priority(event: UpdateEvent[Any]) -> int:
+def _update_priority(event: UpdateEvent[Any], priority: int = 0) -> int:
     old, new = accessor(event.object_old), accessor(event.object_new)
-    return LOW_PRIORITY if old.resource_version == new.resource_version else 0
+    return LOW_PRIORITY if old.resource_version == new.resource_version else priority
+
+
+def _check_priority(priority: int) -> int:
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise TypeError(f"priority must be an int, got {priority!r}")
+    return priority
 
 
 class EnqueueRequestForObject:
-    """Enqueues the namespace/name of the object the event is about."""
+    """Enqueues the namespace/name of the object the event is about.
 
-    __slots__ = ()
+    Args:
+        priority: The queue priority of its requests (initial lists and resyncs
+            excepted: those go at `LOW_PRIORITY`).
+    """
+
+    __slots__ = ("_priority",)
+
+    def __init__(self, *, priority: int = 0) -> None:
+        self._priority = _check_priority(priority)
 
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue the created object."""
-        queue.add(_request_for(event.object), priority=_create_priority(event))
+        queue.add(_request_for(event.object), priority=_create_priority(event, self._priority))
 
     async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
         """Enqueue the updated object."""
-        queue.add(_request_for(event.object_new), priority=_update_priority(event))
+        queue.add(_request_for(event.object_new), priority=_update_priority(event, self._priority))
 
     async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
         """Enqueue the deleted object."""
-        queue.add(_request_for(event.object))
+        queue.add(_request_for(event.object), priority=self._priority)
 
     async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
         """Enqueue the object."""
-        queue.add(_request_for(event.object))
+        queue.add(_request_for(event.object), priority=self._priority)
 
 
 class EnqueueRequestForOwner:
@@ -138,9 +154,10 @@ class EnqueueRequestForOwner:
             as ``Owns`` does; False enqueues every owner of that kind.
         namespaced: Whether owners live in namespaces. Derived from the type when
             omitted; the request of a cluster-scoped owner has an empty namespace.
+        priority: As for `EnqueueRequestForObject`.
     """
 
-    __slots__ = ("_group", "_kind", "_namespaced", "_only_controller")
+    __slots__ = ("_group", "_kind", "_namespaced", "_only_controller", "_priority")
 
     def __init__(
         self,
@@ -148,7 +165,9 @@ class EnqueueRequestForOwner:
         *,
         only_controller: bool = True,
         namespaced: bool | None = None,
+        priority: int = 0,
     ) -> None:
+        self._priority = _check_priority(priority)
         if isinstance(owner_type, GroupVersionKind):
             gvk = owner_type
         else:
@@ -176,11 +195,11 @@ class EnqueueRequestForOwner:
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of the created object."""
         for request in self._owners(event.object):
-            queue.add(request, priority=_create_priority(event))
+            queue.add(request, priority=_create_priority(event, self._priority))
 
     async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of both the old and the new object."""
-        priority = _update_priority(event)
+        priority = _update_priority(event, self._priority)
         for request in dict.fromkeys(
             self._owners(event.object_old) + self._owners(event.object_new)
         ):
@@ -189,12 +208,12 @@ class EnqueueRequestForOwner:
     async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of the deleted object."""
         for request in self._owners(event.object):
-            queue.add(request)
+            queue.add(request, priority=self._priority)
 
     async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of the object."""
         for request in self._owners(event.object):
-            queue.add(request)
+            queue.add(request, priority=self._priority)
 
 
 MapFunc = Callable[[Any], Iterable[Request] | Awaitable[Iterable[Request]]]
@@ -206,13 +225,15 @@ class EnqueueRequestsFromMapFunc:
 
     The function gets the object (for updates, it is called with the old and with the
     new object, and the union is enqueued) and returns requests, synchronously or as
-    a coroutine, so it can read the cache to find dependents.
+    a coroutine, so it can read the cache to find dependents. ``priority`` as for
+    `EnqueueRequestForObject`.
     """
 
-    __slots__ = ("_fn",)
+    __slots__ = ("_fn", "_priority")
 
-    def __init__(self, fn: MapFunc) -> None:
+    def __init__(self, fn: MapFunc, *, priority: int = 0) -> None:
         self._fn = fn
+        self._priority = _check_priority(priority)
 
     async def _map(self, obj: Any) -> list[Request]:
         result = self._fn(obj)
@@ -223,11 +244,11 @@ class EnqueueRequestsFromMapFunc:
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue what the created object maps to."""
         for request in await self._map(event.object):
-            queue.add(request, priority=_create_priority(event))
+            queue.add(request, priority=_create_priority(event, self._priority))
 
     async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
         """Enqueue what the old and the new object map to."""
-        priority = _update_priority(event)
+        priority = _update_priority(event, self._priority)
         requests = await self._map(event.object_old) + await self._map(event.object_new)
         for request in dict.fromkeys(requests):
             queue.add(request, priority=priority)
@@ -235,12 +256,12 @@ class EnqueueRequestsFromMapFunc:
     async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
         """Enqueue what the deleted object maps to."""
         for request in await self._map(event.object):
-            queue.add(request)
+            queue.add(request, priority=self._priority)
 
     async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
         """Enqueue what the object maps to."""
         for request in await self._map(event.object):
-            queue.add(request)
+            queue.add(request, priority=self._priority)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,13 @@ compete for a Lease object, client-go's way (``tools/leaderelection``):
   Because the renew deadline is shorter than the lease duration, the old leader stops
   before anyone else may take over, so two managers never lead at once;
 - with ``release_on_cancel`` the leader empties the Lease's holder when it stops, so a
-  successor takes over at once instead of waiting out the lease.
+  successor takes over at once instead of waiting out the lease;
+- the elector feeds a `LeaseFence` (`LeaderElector.fence`): by the local monotonic clock,
+  it ends the leader's term ``renew_deadline`` after the start of the last successful
+  renew, even if the renewing task has not run since (a paused process). The Manager
+  hands it to its client (writes refused with `pyctrl.errors.LeaseLostError`) and to its
+  controllers (no new reconcile; in-flight ones cancelled). Any other Lease-held work
+  (a shard's slot, a per-object daemon) can hold an elector's fence the same way.
 
 The Manager runs an `LeaderElector`: `LeaderElector.acquire` blocks until leading,
 then `LeaderElector.hold` renews until cancelled (or raises when leadership is lost).
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl import config, metrics
+from pyctrl._fence import LeaseFence
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import (
     AlreadyExistsError,
@@ -54,6 +61,7 @@ __all__ = [
     "LeaderElectionConfig",
     "LeaderElectionLostError",
     "LeaderElector",
+    "LeaseFence",
     "LeaseLock",
     "LeaseStore",
     "RESTLeaseStore",
@@ -375,6 +383,7 @@ class LeaderElector:
         config: Name, namespace, identity and timings.
         clock: Time source (tests use a FakeClock).
         rng: Jitter source.
+        fence: The fence to feed (default: a new one on ``clock``); see `fence`.
     """
 
     def __init__(
@@ -384,10 +393,15 @@ class LeaderElector:
         *,
         clock: Clock | None = None,
         rng: random.Random | None = None,
+        fence: LeaseFence | None = None,
     ) -> None:
         self.store = store
         self.config = config
         self.clock = clock or RealClock()
+        self.fence = fence or LeaseFence(
+            config.renew_deadline, clock=self.clock, name=f"{config.namespace}/{config.name}"
+        )
+        """Ends this candidate's term by the local clock (see `LeaseFence`)."""
         self._rng = rng or random.Random()
         self._lock = LeaseLock(
             config.name, config.namespace, config.identity, config.lease_duration, self.clock
@@ -412,6 +426,7 @@ class LeaderElector:
         _log.info("attempting to acquire leader lease", lease=self._lease_ref())
         while True:
             if await self._try_acquire_or_renew():
+                self.fence.acquired(self._last_renew)
                 self._leading = True
                 self._status.set(1)
                 _log.info("acquired leader lease", lease=self._lease_ref(), identity=self.identity)
@@ -440,19 +455,22 @@ class LeaderElector:
                     if not renewed:
                         wait = min(self.config.retry_period, max(0.0, deadline - self.clock.now()))
                         await self.clock.sleep(wait)
-                if not renewed:
+                # A renewal that lands after the fence closed does not revive the term.
+                if not renewed or not self.fence.renewed(self._last_renew):
                     self._lost()
                     raise LeaderElectionLostError(
                         f"leader election lost: could not renew lease {self._lease_ref()} "
                         f"within {self.config.renew_deadline:g}s"
                     )
         except asyncio.CancelledError:
+            self.fence.release()  # work stops before a successor can take the Lease
             if self._leading and self.config.release_on_cancel:
                 await self._release()
             self._lost()
             raise
 
     def _lost(self) -> None:
+        self.fence.release()
         if self._leading:
             _log.warning("stopped leading", lease=self._lease_ref(), identity=self.identity)
         self._leading = False
@@ -479,7 +497,8 @@ class LeaderElector:
             _log.warning("error reading or writing the leader lease", error=str(exc))
             return False
         lock.succeeded(written, sent_at)
-        self._last_renew = self.clock.now()
+        # The fence counts from when the write was sent: the server wrote the record later.
+        self._last_renew = sent_at
         return True
 
     async def _release(self) -> None:

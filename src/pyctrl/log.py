@@ -13,19 +13,56 @@ of everything logged while it runs (through `contextvars`), so a user's
 
 `get_logger(name)` returns a bound logger; `bind_context` and `reset_context` manage
 the per-task context.
+
+The lines logged during a reconcile also carry ``triggers``, the summary of why it runs
+(see `pyctrl.controller.triggers`), added by the `merge_triggers` processor, which
+`configure` installs: a structlog configuration of your own should list it after
+``merge_contextvars``. It is rendered only for lines actually written.
 """
 
 from __future__ import annotations
 
+import contextvars
 import io
 import logging
 import sys
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 import structlog
 from structlog.contextvars import bind_contextvars, bound_contextvars, clear_contextvars
 
-__all__ = ["bind_context", "bound_context", "configure", "get_logger", "reset_context"]
+if TYPE_CHECKING:
+    from collections.abc import MutableMapping
+
+__all__ = [
+    "bind_context",
+    "bound_context",
+    "configure",
+    "debug_enabled",
+    "get_logger",
+    "merge_triggers",
+    "reset_context",
+]
+
+reconcile_triggers: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "pyctrl_reconcile_triggers", default=None
+)
+"""The triggers of the reconcile running in this task (set by the controller)."""
+
+
+def merge_triggers(
+    logger: Any, method: str, event_dict: MutableMapping[str, Any]
+) -> MutableMapping[str, Any]:
+    """A structlog processor: add the running reconcile's ``triggers`` to the line.
+
+    A per-line lookup instead of a bound context value: binding costs every reconcile,
+    this only the lines written.
+    """
+    found = reconcile_triggers.get()
+    if found and "triggers" not in event_dict:
+        event_dict["triggers"] = found
+    return event_dict
+
 
 bind_context = bind_contextvars
 """Bind key-values into the logging context of the current task."""
@@ -58,6 +95,7 @@ def configure(
     out = stream or cast("TextIO", _Stderr())
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
+        merge_triggers,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
@@ -88,6 +126,12 @@ def configure(
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+
+
+def debug_enabled() -> bool:
+    """Whether debug lines are written: a cheap check before building a costly one."""
+    check = structlog.get_config()["wrapper_class"].__dict__.get("is_enabled_for")
+    return True if check is None else bool(check(None, logging.DEBUG))
 
 
 def get_logger(name: str | None = None, **initial: Any) -> Any:

@@ -20,6 +20,11 @@ With ``Options(sharding=ShardingOptions(...))`` every replica is active: a
 ring's slots, the controllers built for it reconcile only objects in those slots, and
 ``/readyz`` fails while it holds none.
 
+Before all that, `Manager.start` makes one discovery request
+(`pyctrl.client.RESTClient.check_connection`): a wrong CA, wrong credentials or an
+unreachable address stop it at once with `pyctrl.errors.ConnectionCheckError`, whose one
+line names the cause; later outages are retried as usual.
+
 It stops in reverse order. Each phase is a TaskGroup nested in the previous one's, so
 every task has an owner and one runnable failing stops the manager with its error.
 Controllers finish their in-flight reconciles within ``graceful_shutdown_timeout``
@@ -51,6 +56,7 @@ from pyctrl.healthz import Checker, ProbeServer, ping
 from pyctrl.leaderelection import (
     LeaderElectionConfig,
     LeaderElector,
+    LeaseFence,
     RESTLeaseStore,
     in_cluster_namespace,
 )
@@ -191,6 +197,14 @@ class Manager:
         self.scheme = self.options.scheme or default_scheme()
         # The RESTClient counts rest_client_requests_total itself.
         self.rest = RESTClient(config, user_agent=self.options.user_agent)
+        self.fence: LeaseFence | None = None
+        """With leader election: ends this manager's term by the local clock; fences the
+        client's writes and the controllers' reconciles."""
+        if self.options.leader_election:
+            self.fence = LeaseFence(
+                self.options.renew_deadline,
+                name=f"{self.options.leader_election_namespace}/{self.options.leader_election_id}",
+            )
         self.mapper = RESTMapper(self.rest)
         self.cache = Cache(
             self.rest, mapper=self.mapper, scheme=self.scheme, options=self.options.cache
@@ -203,6 +217,7 @@ class Manager:
             field_owner=self.options.field_owner,
             uncached_types=self.options.uncached_types,
             cache_unstructured=self.options.cache_unstructured,
+            fence=self.fence,
         )
         self.credential_refresher: CredentialRefresher = config.refresher()
         """Renews the config's credentials ahead of expiry; runs with the HTTP servers."""
@@ -317,6 +332,8 @@ class Manager:
             raise RuntimeError("the manager was already started")
         self._running = True
         try:
+            # A wrong CA, token or address fails here, in one line, before anything starts.
+            await self.rest.check_connection()
             await self._run_servers()
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
@@ -389,6 +406,7 @@ class Manager:
                     retry_period=self.options.retry_period,
                     release_on_cancel=self.options.leader_election_release_on_cancel,
                 ),
+                fence=self.fence,
             )
             self._started.set()
             await self.elector.acquire()
@@ -421,6 +439,7 @@ class Manager:
                     runnable.graceful_shutdown_timeout = min(
                         runnable.graceful_shutdown_timeout, self.options.graceful_shutdown_timeout
                     )
+                    runnable.fence = self.fence
                 leaders.create_task(runnable.start(), name=_name(runnable))
             self._elected.set()
             self._started.set()

@@ -23,6 +23,8 @@ controller-runtime already use:
 | ``controller_runtime_terminal_reconcile_errors_total`` | controller |
 | ``controller_runtime_reconcile_panics_total`` | controller |
 | ``controller_runtime_reconcile_time_seconds`` | controller |
+| ``controller_runtime_reconcile_triggers_total`` | controller, trigger |
+| ``controller_runtime_reconcile_timeouts_total`` | controller |
 | ``controller_runtime_max_concurrent_reconciles`` | controller |
 | ``controller_runtime_active_workers`` | controller |
 | ``workqueue_depth``, ``workqueue_adds_total``, ``workqueue_retries_total`` | name, controller |
@@ -31,6 +33,7 @@ controller-runtime already use:
 | ``workqueue_longest_running_processor_seconds`` | name, controller |
 | ``leader_election_master_status`` | name |
 | ``rest_client_requests_total`` | code, method, host |
+| ``pyctrl_lease_fenced_writes_total`` | method |
 | ``controller_runtime_webhook_requests_total`` | webhook, code |
 | ``controller_runtime_webhook_latency_seconds`` | webhook |
 | ``controller_runtime_webhook_requests_in_flight`` | webhook |
@@ -64,11 +67,14 @@ __all__ = [
     "informer_reconnects_total",
     "informer_synced",
     "leader_election_master_status",
+    "lease_fenced_writes_total",
     "max_concurrent_reconciles",
     "reconcile_errors_total",
     "reconcile_panics_total",
     "reconcile_time_seconds",
+    "reconcile_timeouts_total",
     "reconcile_total",
+    "reconcile_triggers_total",
     "registry",
     "rest_client_requests_total",
     "terminal_reconcile_errors_total",
@@ -126,6 +132,19 @@ reconcile_time_seconds = Histogram(
     "Length of time per reconciliation per controller",
     ["controller"],
     buckets=_RECONCILE_BUCKETS,
+    registry=registry,
+)
+reconcile_triggers_total = Counter(
+    "controller_runtime_reconcile_triggers_total",
+    "Total number of reconciliations per controller, by the kind of trigger that queued them "
+    "(create, update, delete, resync, requeue_after, retry, timer...)",
+    ["controller", "trigger"],
+    registry=registry,
+)
+reconcile_timeouts_total = Counter(
+    "controller_runtime_reconcile_timeouts_total",
+    "Total number of reconciliations cancelled by the controller's reconcile timeout",
+    ["controller"],
     registry=registry,
 )
 max_concurrent_reconciles = Gauge(
@@ -193,6 +212,12 @@ rest_client_requests_total = Counter(
     "rest_client_requests_total",
     "Number of HTTP requests, partitioned by status code, method, and host.",
     ["code", "method", "host"],
+    registry=registry,
+)
+lease_fenced_writes_total = Counter(
+    "pyctrl_lease_fenced_writes_total",
+    "Number of writes the client refused because this process's hold on its Lease ended.",
+    ["method"],
     registry=registry,
 )
 webhook_requests_total = Counter(
@@ -310,7 +335,17 @@ class WorkqueueMetrics:
 class ReconcileMetrics:
     """Records one controller's reconcile metrics."""
 
-    __slots__ = ("_active", "_controller", "_errors", "_panics", "_results", "_terminal", "_time")
+    __slots__ = (
+        "_active",
+        "_controller",
+        "_errors",
+        "_panics",
+        "_results",
+        "_terminal",
+        "_time",
+        "_timeouts",
+        "_triggers",
+    )
 
     def __init__(self, controller: str, max_concurrent: int) -> None:
         self._controller = controller
@@ -321,6 +356,8 @@ class ReconcileMetrics:
         self._panics = reconcile_panics_total.labels(controller)
         self._time = reconcile_time_seconds.labels(controller)
         self._active = active_workers.labels(controller)
+        self._timeouts = reconcile_timeouts_total.labels(controller)
+        self._triggers: dict[str, Counter] = {}
         max_concurrent_reconciles.labels(controller).set(max_concurrent)
         self._active.set(0)
         for result in ("success", "error", "requeue", "requeue_after"):
@@ -342,6 +379,17 @@ class ReconcileMetrics:
         if child is None:
             child = self._results[result] = reconcile_total.labels(self._controller, result)
         child.inc()
+
+    def triggered(self, kind: str) -> None:
+        """Count a reconcile by the kind of the trigger that queued it."""
+        child = self._triggers.get(kind)
+        if child is None:
+            child = self._triggers[kind] = reconcile_triggers_total.labels(self._controller, kind)
+        child.inc()
+
+    def timed_out(self) -> None:
+        """Count a reconcile the reconcile timeout cancelled."""
+        self._timeouts.inc()
 
     def error(self, *, terminal: bool = False, panic: bool = False) -> None:
         """Count a reconcile error, terminal or not; a panic is an unexpected exception."""

@@ -13,6 +13,7 @@ What the controller does with the outcome (see `pyctrl.controller`):
 - it returns ``Result(requeue_after=d)``: backoff is reset and the request comes back
   after ``d`` seconds;
 - it returns ``Result(requeue=True)``: requeued through the rate limiter;
+- ``Result(priority=p)`` requeues (either way) at priority ``p`` (higher goes first);
 - otherwise (``Result()`` or ``None``): backoff is reset and nothing is requeued.
 
 Any object with an ``async def reconcile(self, request) -> Result | None`` method is a
@@ -81,12 +82,19 @@ class Result:
         requeue: Reconcile this request again, through the per-key rate limiter.
         requeue_after: Reconcile again after this many seconds (a ``timedelta`` is accepted);
             takes precedence over ``requeue``.
+        priority: The workqueue priority of the requeue (higher goes first; default 0),
+            as controller-runtime's ``Result.Priority``.
     """
 
     requeue: bool = False
     requeue_after: float = 0.0
+    priority: int = 0
 
-    def __init__(self, requeue: bool = False, requeue_after: float | timedelta = 0.0) -> None:
+    def __init__(
+        self, requeue: bool = False, requeue_after: float | timedelta = 0.0, priority: int = 0
+    ) -> None:
+        if not isinstance(priority, int) or isinstance(priority, bool):
+            raise TypeError(f"priority must be an int, got {priority!r}")
         seconds = (
             requeue_after.total_seconds()
             if isinstance(requeue_after, timedelta)
@@ -96,6 +104,7 @@ class Result:
             raise ValueError(f"requeue_after must not be negative, got {seconds}")
         object.__setattr__(self, "requeue", requeue)
         object.__setattr__(self, "requeue_after", seconds)
+        object.__setattr__(self, "priority", priority)
 
     @property
     def is_zero(self) -> bool:

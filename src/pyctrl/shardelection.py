@@ -32,8 +32,10 @@ One object is never reconciled by two replicas at once. That rests on:
 
 - a slot changes hands only through its Lease: released after draining, or expired;
 - a holder works on a slot only while ``now < sent + renew_deadline`` by its own monotonic
-  clock, where ``sent`` is when its last successful renewal was sent; the check is made on
-  every admission, and a reconcile still running when that moment passes is cancelled;
+  clock, where ``sent`` is when its last successful renewal was sent: each slot has its
+  own `pyctrl.leaderelection.LeaseFence` (`SlotElector.fence_of`), the manager's leader
+  fence's rules; the check is made on every admission, and a reconcile still running when
+  that moment passes is cancelled;
 - others take over only ``lease_duration`` after they *saw* the last renewal, by their own
   clocks; since ``renew_deadline < lease_duration``, the holder stops first, as long as the
   clocks' *rates* differ by less than that margin (their offsets do not matter).
@@ -63,7 +65,13 @@ from pyctrl import metrics
 from pyctrl.cache import cached_uid, keys_in_slots
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import AlreadyExistsError, APIError, ConflictError, PyctrlError
-from pyctrl.leaderelection import LeaseLock, LeaseStore, RESTLeaseStore, default_identity
+from pyctrl.leaderelection import (
+    LeaseFence,
+    LeaseLock,
+    LeaseStore,
+    RESTLeaseStore,
+    default_identity,
+)
 from pyctrl.log import get_logger
 from pyctrl.resource import accessor
 from pyctrl.sharding import FIELD_UID, SlotAssignment, hash_field
@@ -249,6 +257,11 @@ class SlotElector:
             self._lock(f"{options.name}-slot-{i}", {SLOT_LABEL: str(i)})
             for i in range(options.slots)
         ]
+        self._fences = [
+            LeaseFence(options.renew_deadline, clock=self.clock, name=lock.ref)
+            for lock in self._slots
+        ]
+        """Each slot's term, as the manager's leader Lease has one (`LeaseFence`)."""
         self._member = self._lock(
             f"{options.name}-member-{hash_field(self.identity):016x}", {MEMBER_LABEL: "true"}
         )
@@ -313,13 +326,19 @@ class SlotElector:
 
         It may still renew it (then the slot comes back), unless another replica takes it.
         """
-        lock = self._slots[slot]
         return (
             slot not in self._draining
-            and lock.holder() == self.identity
-            and lock.sent_at is not None
-            and not self.assignment.owns_slot(slot)
+            and self._slots[slot].holder() == self.identity
+            and self._fences[slot].lost
         )
+
+    def fence_of(self, slot: int) -> LeaseFence:
+        """``slot``'s `pyctrl.leaderelection.LeaseFence`: its term on this replica.
+
+        Work held under the slot can check it (``valid()``, ``raise_if_lost()``) or be told
+        when it ends (``on_lost``), as the manager's leader-only work uses its own.
+        """
+        return self._fences[slot]
 
     def members(self) -> list[str]:
         """The identities of the live replicas of the ring, as last seen."""
@@ -495,12 +514,10 @@ class SlotElector:
         return base + (1 if alive.index(self.identity) < extra else 0)
 
     def _holding(self) -> list[int]:
-        now = self.clock.now()
-        deadline = self.options.renew_deadline
         return [
             s
             for s, lock in enumerate(self._slots)
-            if lock.holder() == self.identity and lock.valid_until(deadline) > now
+            if lock.holder() == self.identity and self._fences[s].valid()
         ]
 
     async def _write(self, lock: LeaseLock) -> bool:
@@ -524,7 +541,13 @@ class SlotElector:
     async def _write_all(self, slots: list[int]) -> list[int]:
         async with asyncio.TaskGroup() as group:
             tasks = {s: group.create_task(self._write(self._slots[s])) for s in slots}
-        return [s for s, task in tasks.items() if task.result()]
+        written = [s for s, task in tasks.items() if task.result()]
+        for slot in written:
+            sent_at = self._slots[slot].sent_at
+            assert sent_at is not None
+            # A new term after a lapse or a take, else the term goes on.
+            self._fences[slot].acquired(sent_at)
+        return written
 
     async def _release_drained(self) -> None:
         now = self.clock.now()
@@ -537,6 +560,7 @@ class SlotElector:
             if blocks:
                 continue  # cancelled: released once they have unwound
             lock = self._slots[slot]
+            self._fences[slot].release()
             body = lock.release()
             self._draining.pop(slot, None)
             if body is None:
@@ -553,12 +577,11 @@ class SlotElector:
         self._publish()
 
     def _publish(self) -> None:
-        deadline = self.options.renew_deadline
-        valid = {
-            s: lock.valid_until(deadline)
-            for s, lock in enumerate(self._slots)
-            if lock.holder() == self.identity and lock.sent_at is not None
-        }
+        valid: dict[int, float] = {}
+        for slot, fence in enumerate(self._fences):
+            until = fence.deadline
+            if until is not None and self._slots[slot].holder() == self.identity:
+                valid[slot] = until
         self.assignment.update(valid, self._draining)
         held = self.assignment.held()
         for slot in sorted(self._published - held):
@@ -596,6 +619,8 @@ class SlotElector:
 
     async def _release_all(self) -> None:
         held = [s for s, lock in enumerate(self._slots) if lock.holder() == self.identity]
+        for fence in self._fences:
+            fence.release()
         self.assignment.update({})
         self._held_gauge.set(0)
         self._ready.clear()

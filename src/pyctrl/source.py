@@ -16,6 +16,14 @@ The ready-made sources:
   (or `Channel.send_nowait`) with objects; each becomes a `GenericEvent`. The buffer
   holds 1024 objects by default; `send` waits while it is full.
 - `Func`: a coroutine function given the queue, for anything else.
+
+Every event goes through `dispatch`: predicates first (a dropped event is logged at
+debug level, naming the predicate that dropped it), then the handler. When the queue
+records triggers (see `pyctrl.workqueue.Trigger`), the handler's adds carry one that
+describes the event: its kind (create, update, delete, generic, initial list, resync,
+channel), the watch, the object the event was about (the child, for owner and map
+handlers) and its resourceVersion. While tracing (`pyctrl.tracing`), each event that
+passes is a span the reconcile links to.
 """
 
 from __future__ import annotations
@@ -23,9 +31,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from pyctrl import tracing
 from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyctrl.handler import EnqueueRequestForObject, EventHandler, Queue
-from pyctrl.log import get_logger
+from pyctrl.log import debug_enabled, get_logger
+from pyctrl.resource import accessor
+from pyctrl.workqueue import Trigger, TriggerKind
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -34,6 +45,7 @@ if TYPE_CHECKING:
     from pyctrl.cache import Informer as CacheInformer
     from pyctrl.meta import GroupVersionKind
     from pyctrl.predicate import Predicate
+    from pyctrl.reconcile import Request
 
 __all__ = ["Channel", "Func", "Informer", "Kind", "Source", "SyncingSource", "dispatch"]
 
@@ -58,26 +70,154 @@ class SyncingSource(Source, Protocol):
         ...
 
 
+Event = CreateEvent[Any] | UpdateEvent[Any] | DeleteEvent[Any] | GenericEvent[Any]
+
+
 async def dispatch(
-    event: CreateEvent[Any] | UpdateEvent[Any] | DeleteEvent[Any] | GenericEvent[Any],
+    event: Event,
     handler: EventHandler,
     predicates: tuple[Predicate, ...],
     queue: Queue,
+    *,
+    source: str = "",
+    kind: str = "",
 ) -> None:
-    """Run ``event`` through the predicates and, if all pass, the handler."""
+    """Run ``event`` through the predicates and, if all pass, the handler.
+
+    Args:
+        event: The event.
+        handler: Maps it to requests.
+        predicates: Filters; the first that returns False drops the event (logged at
+            debug level with its name).
+        queue: Where the handler adds requests.
+        source: Names the watch in triggers and logs (``Deployment.apps``, ``channel``).
+        kind: The kind of the event's object, for triggers.
+    """
+    method: Any
     match event:
         case CreateEvent():
-            if all(p.create(event) for p in predicates):
-                await handler.create(event, queue)
+            for predicate in predicates:
+                if not predicate.create(event):
+                    _dropped(predicate, event, event.object, source)
+                    return
+            method = handler.create
         case UpdateEvent():
-            if all(p.update(event) for p in predicates):
-                await handler.update(event, queue)
+            for predicate in predicates:
+                if not predicate.update(event):
+                    _dropped(predicate, event, event.object_new, source)
+                    return
+            method = handler.update
         case DeleteEvent():
-            if all(p.delete(event) for p in predicates):
-                await handler.delete(event, queue)
+            for predicate in predicates:
+                if not predicate.delete(event):
+                    _dropped(predicate, event, event.object, source)
+                    return
+            method = handler.delete
         case GenericEvent():
-            if all(p.generic(event) for p in predicates):
-                await handler.generic(event, queue)
+            for predicate in predicates:
+                if not predicate.generic(event):
+                    _dropped(predicate, event, event.object, source)
+                    return
+            method = handler.generic
+    tracer = tracing.tracer()
+    records = getattr(queue, "records_triggers", False)
+    if tracer is None and not records:
+        await method(event, queue)
+        return
+    await _deliver(event, method, queue, source=source, kind=kind, tracer=tracer, records=records)
+
+
+def _fields(obj: Any) -> tuple[str, str, str]:
+    """Namespace, name and resourceVersion, read directly from typed objects (per event)."""
+    meta = getattr(obj, "metadata", None)
+    if meta is not None and not isinstance(meta, dict):
+        try:
+            return meta.namespace or "", meta.name or "", meta.resource_version or ""
+        except AttributeError:
+            pass
+    view = accessor(obj)
+    return view.namespace, view.name, view.resource_version
+
+
+async def _deliver(
+    event: Event,
+    method: Any,
+    queue: Queue,
+    *,
+    source: str,
+    kind: str,
+    tracer: Any,
+    records: bool,
+) -> None:
+    """Call the handler with a queue whose adds carry the event's trigger (and span)."""
+    old: Any = None
+    match event:
+        case CreateEvent():
+            obj = event.object
+            trigger_kind = (
+                TriggerKind.INITIAL_LIST if event.is_in_initial_list else TriggerKind.CREATE
+            )
+        case UpdateEvent():
+            obj, old = event.object_new, event.object_old
+            trigger_kind = TriggerKind.UPDATE
+        case DeleteEvent():
+            obj = event.object
+            trigger_kind = TriggerKind.DELETE
+        case GenericEvent():
+            obj = event.object
+            trigger_kind = TriggerKind.CHANNEL if source == "channel" else TriggerKind.GENERIC
+    namespace, name, version = _fields(obj)
+    if old is not None and _fields(old)[2] == version:
+        trigger_kind = TriggerKind.RESYNC
+    kind = kind or str(getattr(obj, "kind", None) or type(obj).__name__)
+    described = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+    if tracer is None:
+        await method(event, _Triggering(queue, Trigger(trigger_kind, source, described, version)))
+        return
+    with tracing.event_span(
+        tracer,
+        trigger_kind,
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        resource_version=version,
+        annotations=accessor(obj).annotations,
+        old_annotations=accessor(old).annotations if old is not None else None,
+    ) as context:
+        trigger = Trigger(trigger_kind, source, described, version, context)
+        await method(event, _Triggering(queue, trigger) if records else queue)
+
+
+class _Triggering:
+    """A queue whose adds carry one trigger: what a handler is given per event."""
+
+    __slots__ = ("_queue", "_trigger")
+
+    records_triggers = True
+
+    def __init__(self, queue: Queue, trigger: Trigger) -> None:
+        self._queue, self._trigger = queue, trigger
+
+    def add(self, item: Request, *, priority: int = 0) -> None:
+        self._queue.add(item, priority=priority, trigger=self._trigger)  # type: ignore[call-arg]
+
+    def __getattr__(self, name: str) -> Any:
+        # Handlers written for a richer queue (add_after...) still reach it.
+        return getattr(self._queue, name)
+
+
+def _dropped(predicate: Predicate, event: Event, obj: Any, source: str) -> None:
+    if debug_enabled():
+        meta = accessor(obj)
+        _log.debug(
+            "event dropped by predicate",
+            predicate=getattr(predicate, "__name__", None) or type(predicate).__name__,
+            event_type=type(event).__name__,
+            source=source,
+            namespace=meta.namespace,
+            name=meta.name,
+            resource_version=meta.resource_version,
+        )
 
 
 class Channel:
@@ -114,7 +254,9 @@ class Channel:
         while True:
             obj = await self._buffer.get()
             try:
-                await dispatch(GenericEvent(obj), self._handler, self._predicates, queue)
+                await dispatch(
+                    GenericEvent(obj), self._handler, self._predicates, queue, source="channel"
+                )
             except Exception:
                 _log.exception("channel source handler failed")
 
@@ -133,24 +275,47 @@ class Func:
 class _Forward:
     """Turns informer callbacks into events through predicates and a handler."""
 
-    __slots__ = ("_handler", "_predicates", "_queue")
+    __slots__ = ("_handler", "_kind", "_predicates", "_queue", "_source")
 
     def __init__(
-        self, handler: EventHandler, predicates: tuple[Predicate, ...], queue: Queue
+        self,
+        handler: EventHandler,
+        predicates: tuple[Predicate, ...],
+        queue: Queue,
+        gvk: GroupVersionKind | None = None,
     ) -> None:
         self._handler, self._predicates, self._queue = handler, predicates, queue
+        self._kind = gvk.kind if gvk is not None else ""
+        self._source = f"{gvk.kind}.{gvk.group}" if gvk is not None and gvk.group else self._kind
 
     async def add(self, obj: Any, is_in_initial_list: bool) -> None:
         await dispatch(
-            CreateEvent(obj, is_in_initial_list), self._handler, self._predicates, self._queue
+            CreateEvent(obj, is_in_initial_list),
+            self._handler,
+            self._predicates,
+            self._queue,
+            source=self._source,
+            kind=self._kind,
         )
 
     async def update(self, old: Any, new: Any) -> None:
-        await dispatch(UpdateEvent(old, new), self._handler, self._predicates, self._queue)
+        await dispatch(
+            UpdateEvent(old, new),
+            self._handler,
+            self._predicates,
+            self._queue,
+            source=self._source,
+            kind=self._kind,
+        )
 
     async def delete(self, obj: Any, delete_state_unknown: bool) -> None:
         await dispatch(
-            DeleteEvent(obj, delete_state_unknown), self._handler, self._predicates, self._queue
+            DeleteEvent(obj, delete_state_unknown),
+            self._handler,
+            self._predicates,
+            self._queue,
+            source=self._source,
+            kind=self._kind,
         )
 
 
@@ -172,7 +337,7 @@ class Informer:
     async def start(self, queue: Queue) -> None:
         """Register on the informer and stay registered until cancelled."""
         self._registration = self._informer.add_event_handler(
-            _Forward(self.handler, self._predicates, queue)
+            _Forward(self.handler, self._predicates, queue, getattr(self._informer, "gvk", None))
         )
         self._registered.set()
         try:

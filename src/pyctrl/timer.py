@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Final
 from pyctrl.clock import RealClock
 from pyctrl.reconcile import Request
 from pyctrl.resource import accessor
-from pyctrl.workqueue import LOW_PRIORITY
+from pyctrl.workqueue import LOW_PRIORITY, Trigger
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -73,9 +73,18 @@ def _check_seconds(name: str, value: float | None, *, positive: bool = False) ->
     return float(value)
 
 
-def _enqueue(queue: Queue, request: Request) -> None:
-    """Add ``request`` as a timer tick: low priority, trigger kind ``"timer"``."""
-    queue.add(request, priority=LOW_PRIORITY)
+def _enqueue(queue: Queue, request: Request, kind: str) -> None:
+    """Add ``request`` as a timer tick: low priority, trigger kind ``"timer"``.
+
+    A queue that records provenance (the controller's, unless ``record_triggers=False``)
+    gets the trigger with the tick; ``kind`` names the object in it.
+    """
+    if not getattr(queue, "records_triggers", False):
+        queue.add(request, priority=LOW_PRIORITY)
+        return
+    described = f"{kind} {request}"
+    trigger = Trigger(TRIGGER, "timer", described)
+    queue.add(request, priority=LOW_PRIORITY, trigger=trigger)  # type: ignore[call-arg]
 
 
 @dataclass(slots=True)
@@ -254,7 +263,7 @@ class Timer:
         if self._slots.get(request) is not slot or self._queue is None:
             return  # dropped after the timer fired but before this callback ran
         slot.handle, slot.due = None, None
-        _enqueue(self._queue, request)
+        _enqueue(self._queue, request, self.type.__name__)
         self._schedule(request, slot, self._next_delay(request))
 
     def _drop(self, request: Request) -> None:

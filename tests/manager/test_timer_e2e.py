@@ -10,6 +10,7 @@ import pytest
 from pyctrl.builder import controller_managed_by
 from pyctrl.client import MergePatch
 from pyctrl.clock import FakeClock
+from pyctrl.controller import triggers
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
@@ -190,3 +191,28 @@ def test_timer_refuses_bad_times(env: Environment) -> None:
         Timer(manager.cache, Widget, 1, initial_delay=-1)
     with pytest.raises(TypeError, match="idle"):
         Timer(manager.cache, Widget, 1, idle="5")  # type: ignore[arg-type]
+
+
+async def test_a_tick_is_recorded_as_a_timer_trigger(env: Environment) -> None:
+    """The reconcile a tick causes sees one trigger of kind "timer" naming the object."""
+    clock = FakeClock()
+    manager = Manager(env.config, options())
+    seen: list[tuple[str, str, str]] = []
+
+    class Recording:
+        async def reconcile(self, request: Request) -> Result:
+            seen.extend((t.kind, t.source, t.object) for t in triggers())
+            return Result()
+
+    timer = Timer(manager.cache, Widget, 10, jitter=0, clock=clock)
+    controller_managed_by(manager).named("ticks").watches_raw_source(timer).complete(Recording())
+    async with running(manager):
+        await manager.client.create(Widget(metadata=ObjectMeta(name="w", namespace="default")))
+        await _scheduled(timer, KEY, 10.0)
+        clock.advance(10)
+
+        async def ticked() -> bool:
+            return bool(seen)
+
+        await eventually(ticked)
+    assert seen[0] == ("timer", "timer", "Widget default/w")

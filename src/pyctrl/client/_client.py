@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
 
 import orjson
 
+from pyctrl import tracing
 from pyctrl.client._mapper import RESTMapper, RESTMapping
 from pyctrl.client._patch import (
     Apply,
@@ -18,6 +19,7 @@ from pyctrl.client._patch import (
 )
 from pyctrl.client._reader import ObjectList, Reader, WriteObserver
 from pyctrl.client._rest import RESTClient
+from pyctrl.errors import APIError
 from pyctrl.labels import Selector
 from pyctrl.labels import parse as parse_labels
 from pyctrl.resource import PartialObjectMetadata, Unstructured, accessor
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from types import TracebackType
 
+    from pyctrl._fence import LeaseFence
     from pyctrl._kubernetes import Configuration
     from pyctrl.config import Config
     from pyctrl.meta import GroupVersionKind
@@ -110,8 +113,10 @@ class _API:
         field_validation: str | None,
         timeout: float,
         observer: WriteObserver | None = None,
+        fence: LeaseFence | None = None,
     ) -> None:
         self.rest = rest
+        self.fence = fence
         self.scheme = scheme
         self.mapper = mapper
         self.field_owner = field_owner
@@ -250,17 +255,46 @@ class _API:
         body: bytes | None = None,
         content_type: str | None = None,
         accept: str = _JSON,
+        gvk: GroupVersionKind | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
     ) -> Any:
-        response = await self.rest.request(
-            method,
-            path,
-            query=query,
-            body=body,
-            content_type=content_type,
-            accept=accept,
-            timeout=self.timeout,
-        )
-        return response.json()
+        fence = None if method == "GET" else self.fence
+        tracer = tracing.tracer()
+        if tracer is None:
+            response = await self.rest.request(
+                method,
+                path,
+                query=query,
+                body=body,
+                content_type=content_type,
+                accept=accept,
+                timeout=self.timeout,
+                fence=fence,
+            )
+            return response.json()
+        with tracing.client_span(tracer, method, gvk, namespace, name) as span:
+            try:
+                response = await self.rest.request(
+                    method,
+                    path,
+                    query=query,
+                    body=body,
+                    content_type=content_type,
+                    accept=accept,
+                    timeout=self.timeout,
+                    fence=fence,
+                )
+            except APIError as exc:
+                tracing.set_status_code(span, exc.code)
+                raise
+            tracing.set_status_code(span, response.status)
+            data = response.json()
+            version = isinstance(data, dict) and (data.get("metadata") or {}).get("resourceVersion")
+            if version:
+                # The resourceVersion written: the watch event it causes carries the same.
+                span.set_attribute("k8s.resource_version", version)
+            return data
 
     async def write(
         self,
@@ -276,9 +310,13 @@ class _API:
     ) -> Any:
         gvk, path = await self.object_path(obj, what, subresource)
         payload = obj if body is None else body
+        meta = accessor(obj)
         data = await self.send(
             method,
             path,
+            gvk=gvk,
+            namespace=meta.namespace,
+            name=meta.name,
             query=self.write_query(dry_run=dry_run, field_manager=field_manager),
             body=orjson.dumps(self.scheme.to_dict(payload)),
             content_type=_JSON,
@@ -316,9 +354,13 @@ class _API:
                     "server-side apply needs a field manager: pass field_manager=... "
                     "or create the Client with field_owner=..."
                 )
+        meta = accessor(obj)
         data = await self.send(
             "PATCH",
             path,
+            gvk=gvk,
+            namespace=meta.namespace,
+            name=meta.name,
             query=self.write_query(dry_run=dry_run, field_manager=field_manager, force=force),
             body=patch.data(target, self.scheme),
             content_type=patch.content_type,
@@ -345,6 +387,9 @@ class _API:
         data = await self.send(
             "GET",
             RESTMapper.path(mapping, ns, name),
+            gvk=kind,
+            namespace=ns,
+            name=name,
             accept=_METADATA_ACCEPT if _is_metadata(type_) else _JSON,
         )
         return self.decode(data, type_, kind)
@@ -383,6 +428,8 @@ class _API:
         data = await self.send(
             "GET",
             RESTMapper.path(mapping, ns),
+            gvk=kind,
+            namespace=ns,
             query=query,
             accept=_METADATA_LIST_ACCEPT if _is_metadata(type_) else _JSON,
         )
@@ -612,6 +659,10 @@ class Client:
         field_validation: ``"Strict"``, ``"Warn"`` or ``"Ignore"``: how the server
             treats unknown or duplicate fields in writes (server default when None).
         timeout: Seconds allowed for each request.
+        fence: A `pyctrl.leaderelection.LeaseFence`: once its hold on the Lease ends,
+            every write (create, update, patch, apply, delete, status and other
+            subresources) raises `pyctrl.errors.LeaseLostError` unsent. The Manager
+            passes its leader-election fence; reads are never fenced.
     """
 
     def __init__(
@@ -626,6 +677,7 @@ class Client:
         cache_unstructured: bool = False,
         field_validation: Literal["Ignore", "Warn", "Strict"] | None = None,
         timeout: float = 60.0,
+        fence: LeaseFence | None = None,
     ) -> None:
         if field_validation is not None and field_validation not in _FIELD_VALIDATION:
             raise ValueError(
@@ -640,6 +692,7 @@ class Client:
             field_validation=field_validation,
             timeout=timeout,
             observer=cache if isinstance(cache, WriteObserver) else None,
+            fence=fence,
         )
         self._cache = cache
         self._uncached = frozenset(uncached_types)
@@ -712,6 +765,7 @@ class Client:
             field_validation=api.field_validation,
             timeout=api.timeout,
             observer=api.observer,
+            fence=api.fence,
         )
         clone._api_reader = _APIReader(clone._api)
         clone._owns_rest = False
@@ -798,6 +852,9 @@ class Client:
         data = await self._api.send(
             "POST",
             RESTMapper.path(mapping, namespace),
+            gvk=gvk,
+            namespace=namespace,
+            name=meta.name,
             query=self._api.write_query(dry_run=dry_run, field_manager=field_manager),
             body=orjson.dumps(self._api.scheme.to_dict(obj)),
             content_type=_JSON,
@@ -887,9 +944,13 @@ class Client:
             dry_run=dry_run,
         )
         gvk, path = await self._api.object_path(obj, "delete")
+        meta = accessor(obj)
         data = await self._api.send(
             "DELETE",
             path,
+            gvk=gvk,
+            namespace=meta.namespace,
+            name=meta.name,
             query={"dryRun": "All"} if dry_run else None,
             body=body,
             content_type=_JSON,
@@ -932,7 +993,13 @@ class Client:
             dry_run=dry_run,
         )
         await self._api.send(
-            "DELETE", RESTMapper.path(mapping, ns), query=query, body=body, content_type=_JSON
+            "DELETE",
+            RESTMapper.path(mapping, ns),
+            query=query,
+            body=body,
+            content_type=_JSON,
+            gvk=kind,
+            namespace=ns,
         )
 
     def status(self) -> SubResourceClient:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import os
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -16,14 +18,22 @@ from yarl import URL
 from pyctrl._kubernetes import Configuration
 from pyctrl.clock import Clock, RealClock
 from pyctrl.config import Config
-from pyctrl.errors import APIError, ConfigError
+from pyctrl.errors import (
+    APIError,
+    ConfigError,
+    ConnectionCheckError,
+    LeaseLostError,
+    UnauthorizedError,
+)
 from pyctrl.log import get_logger
-from pyctrl.metrics import rest_client_requests_total
+from pyctrl.metrics import lease_fenced_writes_total, rest_client_requests_total
 
 if TYPE_CHECKING:
     from types import TracebackType
 
     from prometheus_client import Counter
+
+    from pyctrl._fence import LeaseFence
 
 __all__ = ["RESTClient", "RequestObserver", "Response"]
 
@@ -59,6 +69,42 @@ class Response:
     def json(self) -> Any:
         """The body decoded as JSON (with orjson)."""
         return orjson.loads(self.body)
+
+
+_write_fence: contextvars.ContextVar[LeaseFence | None] = contextvars.ContextVar(
+    "pyctrl_write_fence", default=None
+)
+
+
+def _check_fence(fence: LeaseFence, method: str) -> None:
+    try:
+        fence.raise_if_lost()
+    except LeaseLostError:
+        lease_fenced_writes_total.labels(method).inc()
+        raise
+
+
+class _FencedRequest(aiohttp.ClientRequest):
+    """Checks the request's Lease fence in the very step that writes the body.
+
+    aiohttp writes a request's body (with its buffered headers) from a task of its own,
+    scheduled when the request is sent: a process paused in between would otherwise
+    send, on resume, a write checked before the pause. The fence travels in a context
+    variable, which the task inherits.
+    """
+
+    async def write_bytes(self, writer: Any, conn: Any, *args: Any, **kwargs: Any) -> None:
+        fence = _write_fence.get()
+        if fence is not None:
+            try:
+                _check_fence(fence, self.method)
+            except LeaseLostError as exc:
+                # Nothing was sent (headers wait for the body): fail the response instead.
+                if conn.protocol is not None:
+                    conn.protocol.set_exception(exc)
+                conn.close()
+                return
+        await super().write_bytes(writer, conn, *args, **kwargs)
 
 
 def _ssl_context(config: Config) -> ssl.SSLContext:
@@ -226,6 +272,7 @@ class RESTClient:
         connector = aiohttp.TCPConnector(limit=limit, limit_per_host=0, ssl=self._ssl or True)
         return aiohttp.ClientSession(
             connector=connector,
+            request_class=_FencedRequest,
             read_bufsize=_READ_BUFSIZE,
             # The environment's proxy was resolved once, in __init__: trust_env would
             # look it (and ~/.netrc) up again in a thread on every request.
@@ -284,6 +331,7 @@ class RESTClient:
         accept: str,
         client_timeout: aiohttp.ClientTimeout,
         streaming: bool = False,
+        fence: LeaseFence | None = None,
     ) -> aiohttp.ClientResponse:
         """Send with auth and retries; return the open response of a success (< 400)."""
         if not path.startswith("/"):
@@ -302,7 +350,11 @@ class RESTClient:
                 headers["Authorization"] = authorization
             else:
                 headers.pop("Authorization", None)
+            if fence is not None:
+                # Checked before every attempt, and again as the body is written.
+                _check_fence(fence, method)
             started = time.perf_counter()
+            fence_token = _write_fence.set(fence)
             try:
                 response = await session.request(
                     method,
@@ -326,6 +378,8 @@ class RESTClient:
             except (aiohttp.ClientError, TimeoutError):
                 self._observe(method, "<error>", started)
                 raise
+            finally:
+                _write_fence.reset(fence_token)
             status = response.status
             self._observe(method, str(status), started)
             if "Warning" in response.headers:
@@ -365,6 +419,7 @@ class RESTClient:
         content_type: str | None = None,
         accept: str = "application/json",
         timeout: float = 60.0,  # noqa: ASYNC109  # per attempt: retry waits are not counted
+        fence: LeaseFence | None = None,
     ) -> Response:
         """Send one request and read the whole answer.
 
@@ -376,11 +431,16 @@ class RESTClient:
             content_type: The body's media type (``application/merge-patch+json``...).
             accept: The media types accepted in the answer.
             timeout: Seconds allowed for each attempt, connection included.
+            fence: A `pyctrl.leaderelection.LeaseFence` checked before every attempt: once
+                its hold on the Lease has ended the request is not sent (the client's
+                writes pass the manager's fence when leader election is on).
 
         Returns:
             The answer, when its status is below 400.
 
         Raises:
+            pyctrl.errors.LeaseLostError: ``fence`` says the hold on the Lease ended; the
+                request was not sent (counted in ``pyctrl_lease_fenced_writes_total``).
             pyctrl.errors.APIError: The server refused the request (the subclass says why),
                 after any retries.
             aiohttp.ClientError: The connection failed.
@@ -394,12 +454,61 @@ class RESTClient:
             content_type=content_type,
             accept=accept,
             client_timeout=aiohttp.ClientTimeout(total=timeout),
+            fence=fence,
         )
         try:
             data = await response.read()
         finally:
             response.release()
         return Response(status=response.status, headers=response.headers, body=data)
+
+    async def check_connection(self, *, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+        """Make one discovery request (``GET /api``) and say in one line why it failed.
+
+        The Manager calls it once at start-up, as controller-runtime's REST mapper makes a
+        discovery call when it is built, so that a wrong CA, wrong credentials or a wrong
+        address end the process at once instead of in retries. An answer of 429 or 5xx
+        passes: the server is there, and later requests retry as usual.
+
+        Raises:
+            pyctrl.errors.ConnectionCheckError: TLS verification failed, the server
+                answered 401 Unauthorized or 403 Forbidden, nothing answered at the
+                address (connection refused, unknown host), or no answer came within
+                ``timeout`` seconds.
+        """
+        where = f"the API server at {self._base}"
+        source = self.config.source
+        try:
+            await self.request("GET", "/api", timeout=timeout)
+        except aiohttp.ClientConnectorCertificateError as exc:
+            reason = getattr(exc.certificate_error, "verify_message", "") or str(
+                exc.certificate_error
+            )
+            raise ConnectionCheckError(
+                f"{where}: TLS verification failed: {reason} "
+                f"(check the certificate authority of {source})"
+            ) from exc
+        except aiohttp.ClientConnectorSSLError as exc:
+            raise ConnectionCheckError(f"{where}: TLS handshake failed: {exc.os_error}") from exc
+        except aiohttp.ClientConnectorError as exc:
+            errno = exc.os_error.errno
+            cause = os.strerror(errno) if errno else str(exc.os_error)
+            raise ConnectionCheckError(
+                f"cannot connect to the API server: {cause.lower()} at {exc.host}:{exc.port} "
+                f"(server of {source})"
+            ) from exc
+        except TimeoutError as exc:
+            raise ConnectionCheckError(f"no answer from {where} within {timeout:g}s") from exc
+        except UnauthorizedError as exc:
+            raise ConnectionCheckError(
+                f"{where} answered 401 Unauthorized: it did not accept the credentials of {source}"
+            ) from exc
+        except APIError as exc:
+            if exc.code in (403, 404):
+                raise ConnectionCheckError(
+                    f"{where} refused discovery (GET /api): {exc.code} {exc.reason}: {exc.message}"
+                ) from exc
+            _log.warning("API server check failed; continuing", error=str(exc))
 
     @contextlib.asynccontextmanager
     async def stream(

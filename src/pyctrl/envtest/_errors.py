@@ -231,6 +231,14 @@ def internal(message: str) -> StatusError:
     )
 
 
+def storage_request_too_large() -> StatusError:
+    """etcd refused the write (``etcdserver: request is too large``).
+
+    kube-apiserver passes etcd's error on as it is: a 500 whose reason is empty.
+    """
+    return StatusError(500, "", "etcdserver: request is too large", details=False)
+
+
 def unauthorized() -> StatusError:
     """401 for a request without a valid bearer token."""
     return StatusError(401, "Unauthorized", "Unauthorized", details=False)

@@ -32,7 +32,7 @@ import yaml
 from aiohttp import web
 
 from pyctrl._ids import fast_uuid4
-from pyctrl.envtest import _discovery, _openapi, _protobuf
+from pyctrl.envtest import _discovery, _openapi, _protobuf, _yaml
 from pyctrl.envtest._admission import REQUEST_USER, UserInfo
 from pyctrl.envtest._api import (
     API,
@@ -76,7 +76,7 @@ from pyctrl.envtest._selectors import (
     parse_field_selector,
     parse_label_selector,
 )
-from pyctrl.envtest._store import Store, TooOld
+from pyctrl.envtest._store import Store, TooOld, check_nesting
 from pyctrl.envtest._table import partial_metadata, to_table
 from pyctrl.envtest._watch import Watcher, WatchHub, encode_event
 from pyctrl.log import get_logger
@@ -784,7 +784,7 @@ class APIServer:
                 ) from None
         elif content_type in (_YAML, "application/x-yaml", "text/yaml"):
             try:
-                value = yaml.safe_load(raw) if raw else None
+                value = _yaml.load(raw) if raw else None
             except yaml.YAMLError as exc:
                 raise bad_request(f"error converting YAML to JSON: {exc}") from None
         else:
@@ -793,6 +793,7 @@ class APIServer:
             raise bad_request(
                 "Object 'Kind' is missing in '" + raw.decode(errors="replace")[:200] + "'"
             )
+        check_nesting(value)
         return value
 
     @staticmethod
@@ -1346,12 +1347,13 @@ class APIServer:
                 decoded = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 try:
-                    decoded = yaml.safe_load(raw)
+                    decoded = _yaml.load(raw)
                 except yaml.YAMLError as exc:
                     raise bad_request(f"error decoding DeleteOptions: {exc}") from None
             if decoded is not None:
                 if not isinstance(decoded, dict):
                     raise bad_request("DeleteOptions must be an object")
+                check_nesting(decoded)
                 body = decoded
         query = request.query
         propagation = query.get("propagationPolicy") or body.get("propagationPolicy")
@@ -1408,16 +1410,19 @@ class APIServer:
 def _decode_patch(raw: bytes, patch_type: str) -> Any:
     if patch_type == "apply":
         try:
-            value = yaml.safe_load(raw) if raw.strip() else None
+            value = _yaml.load(raw) if raw.strip() else None
         except yaml.YAMLError as exc:
             raise bad_request(f"error decoding YAML: {exc}") from None
         if not isinstance(value, dict):
             raise bad_request("error decoding patch: the applied configuration must be an object")
+        check_nesting(value)
         return value
     try:
-        return orjson.loads(raw)
+        patch = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise bad_request(f"error decoding patch: {exc}") from None
+    check_nesting(patch)
+    return patch
 
 
 @functools.lru_cache(maxsize=256)

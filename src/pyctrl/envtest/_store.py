@@ -7,6 +7,13 @@ committed change gets the next value of one global integer ``resourceVersion``, 
 bounded history (what watches resume from) and is handed synchronously to the listeners (the
 watch fan-out, the garbage collector).
 
+Like etcd, the store refuses to write an object whose encoding exceeds etcd's default
+``--max-request-bytes`` (1.5 MiB, `MAX_REQUEST_BYTES`), with kube-apiserver's answer to
+that failure (500, ``etcdserver: request is too large``). It also refuses (400) an object
+nested deeper than `MAX_OBJECT_DEPTH`, which the server could not encode in a list, a
+watch event or a Table (orjson encodes 254 levels); the server checks request bodies
+against the same bound (`check_nesting`) before it processes them.
+
 The history also lets the store answer reads "as of" an older resourceVersion (consistent
 paginated lists, ``resourceVersionMatch=Exact``) by undoing the events after it, as long as
 those events are still retained; older reads raise :class:`TooOld`, which the server answers
@@ -19,8 +26,19 @@ import bisect
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
+from pyctrl.envtest._errors import bad_request, storage_request_too_large
+
 if TYPE_CHECKING:
     from pyctrl.envtest._resources import StorageKey
+
+MAX_REQUEST_BYTES = 1536 * 1024
+"""etcd's default ``--max-request-bytes``: the largest write it accepts."""
+
+MAX_OBJECT_DEPTH = 246
+"""The deepest object stored: orjson's 254 levels less room for list and Table wrappers."""
+_ORJSON_MAX_DEPTH = 254
 
 ObjKey = tuple[str, str]
 """(namespace, name); namespace '' for cluster-scoped objects."""
@@ -185,6 +203,7 @@ class Store:
         objs = self._objects.setdefault(key, {}).setdefault(ns, {})
         if name in objs:
             raise AlreadyExistsError(name)
+        _check_size(obj)
         rv = self._next_rv()
         meta["resourceVersion"] = str(rv)
         objs[name] = obj
@@ -205,6 +224,7 @@ class Store:
             raise NotFoundError(name)
         if _meta(prev).get("resourceVersion") != expected_rv:
             raise RVMismatchError(name)
+        _check_size(obj)
         rv = self._next_rv()
         meta["resourceVersion"] = str(rv)
         objs[name] = obj
@@ -362,3 +382,32 @@ class Store:
         for key, by_ns in self._objects.items():
             for obj in list(by_ns.get(namespace, {}).values()):
                 yield key, obj
+
+
+def check_nesting(value: Any) -> int:
+    """The size of ``value``'s JSON encoding; 400 if it is nested too deeply to store.
+
+    One orjson pass measures both: the value is encoded inside as many lists as the
+    wrappers of a list or a Table need, so it fails exactly when ``value`` is deeper
+    than `MAX_OBJECT_DEPTH`. A value that is not JSON (a key that is not a string) has
+    size 0 here: the response encoder reports it.
+    """
+    wrapped: Any = value
+    for _ in range(_ORJSON_MAX_DEPTH - MAX_OBJECT_DEPTH):
+        wrapped = [wrapped]
+    try:
+        encoded = orjson.dumps(wrapped)
+    except TypeError as exc:  # orjson.JSONEncodeError too
+        if "Recursion" not in str(exc):
+            return 0
+        raise bad_request(
+            f"the object is nested more than {MAX_OBJECT_DEPTH} levels deep, "
+            "deeper than this API server can store"
+        ) from None
+    return len(encoded) - 2 * (_ORJSON_MAX_DEPTH - MAX_OBJECT_DEPTH)
+
+
+def _check_size(obj: dict[str, Any]) -> None:
+    """Refuse, as etcd does, an object too large to write (and one nested too deeply)."""
+    if check_nesting(obj) > MAX_REQUEST_BYTES:
+        raise storage_request_too_large()

@@ -15,8 +15,9 @@ import orjson
 from aiohttp import web
 from pydantic import ValidationError
 
-from pyctrl import metrics
+from pyctrl import metrics, tracing
 from pyctrl.certwatcher import CertWatcher
+from pyctrl.clock import Clock
 from pyctrl.log import get_logger
 from pyctrl.webhook._admission import (
     AdmissionResponse,
@@ -164,7 +165,13 @@ class Server:
         # Counted even if answering fails (a cancelled request is counted as a 500).
         code = "500"
         try:
-            response = await self._answer(request, route.handler)
+            tracer = tracing.tracer()
+            if tracer is None:
+                response = await self._answer(request, route.handler)
+            else:
+                with tracing.server_span(tracer, f"webhook {name}", request.headers) as span:
+                    response = await self._answer(request, route.handler)
+                    tracing.set_status_code(span, response.status)
             code = str(response.status)
             return response
         finally:

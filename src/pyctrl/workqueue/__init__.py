@@ -22,6 +22,11 @@ workers `get` a key, reconcile it, and call `done`. The queue follows client-go'
   seconds capped at 1000 s, reset by `WorkQueue.forget`. Other limiters:
   `BucketRateLimiter` (an overall token bucket) and `MaxOfRateLimiter` (the strictest of
   several).
+- **Provenance.** Every add may carry a `Trigger`: why the key is queued (the event
+  kind, the watch, the object that caused it and its resourceVersion). A queue made with
+  ``record_triggers=True`` keeps them per key, bounded (the first and last three, and a
+  count by kind), and `WorkQueue.triggers` gives the ones that collapsed into the
+  hand-out a worker is processing. Without it, triggers are ignored and cost nothing.
 - **Shutdown.** `WorkQueue.shut_down` makes every `WorkQueue.get` raise `ShutDownError`
   and drops queued keys; `WorkQueue.shut_down_with_drain` also waits until every key
   handed out is done.
@@ -52,9 +57,12 @@ from pyctrl.workqueue._ratelimit import (
     RateLimiter,
     default_controller_rate_limiter,
 )
+from pyctrl.workqueue._triggers import KEPT_FIRST, KEPT_LAST, Trigger, TriggerKind, Triggers
 
 __all__ = [
     "DEFAULT_STARVATION_TIMEOUT",
+    "KEPT_FIRST",
+    "KEPT_LAST",
     "LOW_PRIORITY",
     "BucketRateLimiter",
     "ItemExponentialFailureRateLimiter",
@@ -65,6 +73,9 @@ __all__ = [
     "RateLimiter",
     "ShutDown",
     "ShutDownError",
+    "Trigger",
+    "TriggerKind",
+    "Triggers",
     "WorkQueue",
     "default_controller_rate_limiter",
 ]

@@ -19,6 +19,7 @@ from pyctrl.clock import RealClock
 from pyctrl.errors import PyctrlError
 from pyctrl.workqueue._metrics import NoopQueueMetrics
 from pyctrl.workqueue._ratelimit import default_controller_rate_limiter
+from pyctrl.workqueue._triggers import EMPTY, Trigger, Triggers, _Log
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -97,7 +98,7 @@ class QueueStatistics:
 class _Entry(Generic[K]):
     """One dirty key: its priority, when it is due, and where it stands."""
 
-    __slots__ = ("delay_seq", "due", "key", "order", "priority", "state")
+    __slots__ = ("delay_seq", "due", "key", "order", "priority", "state", "triggers")
 
     def __init__(self, key: K, priority: int, due: float, order: int) -> None:
         self.key = key
@@ -106,6 +107,7 @@ class _Entry(Generic[K]):
         self.order = order
         self.state = _GONE
         self.delay_seq = -1
+        self.triggers: _Log | None = None
 
 
 class _Level(Generic[K]):
@@ -211,6 +213,8 @@ class WorkQueue(Generic[K]):
             every other hand-out takes the oldest ready key whatever its priority, so low
             priorities cannot starve; ``None`` for strict priority order (as
             controller-runtime's queue).
+        record_triggers: Keep the `Trigger` records given to the adds, per key, for
+            `triggers`; when False they are ignored (and event sources build none).
     """
 
     def __init__(
@@ -221,6 +225,7 @@ class WorkQueue(Generic[K]):
         rate_limiter: RateLimiter[K] | None = None,
         metrics: QueueMetrics | None = None,
         starvation_timeout: float | None = DEFAULT_STARVATION_TIMEOUT,
+        record_triggers: bool = False,
     ) -> None:
         if starvation_timeout is not None and (
             not isinstance(starvation_timeout, int | float)
@@ -262,10 +267,13 @@ class WorkQueue(Generic[K]):
 
         self._adds = 0
         self._retries = 0
+        self.records_triggers = record_triggers
+        """Whether adds' triggers are kept (sources check it before building any)."""
+        self._taken_triggers: dict[K, _Log] = {}
 
     # -- adding -----------------------------------------------------------------------
 
-    def add(self, key: K, *, priority: int = 0) -> None:
+    def add(self, key: K, *, priority: int = 0, trigger: Trigger | None = None) -> None:
         """Queue ``key`` now, unless it is already queued.
 
         A queued key stays queued once: adding it again only raises its priority (never
@@ -275,16 +283,25 @@ class WorkQueue(Generic[K]):
         Args:
             key: Any hashable value; controllers use `pyctrl.reconcile.Request`.
             priority: Higher goes first; see `LOW_PRIORITY`.
+            trigger: Why the key is queued; kept for `triggers` if the queue records them.
         """
         if priority.__class__ is not int:
             _check_priority(priority)
-        self._add(key, 0.0, priority)
+        self._add(key, 0.0, priority, trigger)
 
-    def add_after(self, key: K, delay: float | timedelta, *, priority: int = 0) -> None:
+    def add_after(
+        self,
+        key: K,
+        delay: float | timedelta,
+        *,
+        priority: int = 0,
+        trigger: Trigger | None = None,
+    ) -> None:
         """Queue ``key`` once ``delay`` seconds have passed (at once if ``delay <= 0``).
 
         If ``key`` is already queued, the earlier of its due time and ``now + delay``
-        wins, and the higher priority. Counts as a retry.
+        wins, and the higher priority. Counts as a retry. The ``trigger`` (as for `add`)
+        names what asked for it: a requeue, a timer (`TriggerKind.TIMER`)...
 
         Raises:
             TypeError: ``delay`` is neither a number nor a `datetime.timedelta`.
@@ -295,19 +312,21 @@ class WorkQueue(Generic[K]):
         if self._shutting_down:
             return
         self._count_retry()
-        self._add(key, seconds, priority)
+        self._add(key, seconds, priority, trigger)
 
-    def add_rate_limited(self, key: K, *, priority: int = 0) -> None:
+    def add_rate_limited(
+        self, key: K, *, priority: int = 0, trigger: Trigger | None = None
+    ) -> None:
         """Queue ``key`` after the delay the rate limiter gives it (one more failure).
 
-        Counts as a retry.
+        Counts as a retry; ``trigger`` as for `add`.
         """
         priority = _check_priority(priority)
         if self._shutting_down:
             return
         delay = self._rate_limiter.when(key)
         self._count_retry()
-        self._add(key, delay, priority)
+        self._add(key, delay, priority, trigger)
 
     def forget(self, key: K) -> None:
         """Reset ``key``'s rate-limiter backoff (after it was processed successfully)."""
@@ -321,7 +340,7 @@ class WorkQueue(Generic[K]):
         self._retries += 1
         self._metrics.retried()
 
-    def _add(self, key: K, delay: float, priority: int) -> None:
+    def _add(self, key: K, delay: float, priority: int, trigger: Trigger | None = None) -> None:
         if self._shutting_down:
             return
         now = self._clock.now()
@@ -333,8 +352,15 @@ class WorkQueue(Generic[K]):
                 f"workqueue keys must be hashable, got {type(key).__name__}: {key!r}"
             ) from None
         if entry is None:
-            self._add_new(key, due, priority, now)
+            entry = self._add_new(key, due, priority, now)
+            if trigger is not None and self.records_triggers:
+                entry.triggers = _Log(trigger)
             return
+        if trigger is not None and self.records_triggers:
+            if entry.triggers is None:
+                entry.triggers = _Log(trigger)
+            else:
+                entry.triggers.record(trigger)
         if entry.state == _READY:
             if priority > entry.priority:
                 self._reprioritize(entry, priority)
@@ -351,7 +377,7 @@ class WorkQueue(Generic[K]):
             entry.priority = max(entry.priority, priority)
             entry.due = min(entry.due, due)
 
-    def _add_new(self, key: K, due: float, priority: int, now: float) -> None:
+    def _add_new(self, key: K, due: float, priority: int, now: float) -> _Entry[K]:
         entry = _Entry(key, priority, due, next(self._seq))
         self._entries[key] = entry
         self._adds += 1
@@ -363,6 +389,7 @@ class WorkQueue(Generic[K]):
         else:
             self._delayed_count += 1
             self._make_delayed(entry)
+        return entry
 
     def _make_ready(self, entry: _Entry[K]) -> None:
         entry.state = _READY
@@ -559,6 +586,8 @@ class WorkQueue(Generic[K]):
         del self._entries[key]
         self._ready_count -= 1
         self._processing[key] = now
+        if entry.triggers is not None:
+            self._taken_triggers[key] = entry.triggers
         self._metrics.depth(self._ready_count)
         self._metrics.queued_for(max(0.0, now - entry.due))
         if self._reports_progress and self._progress_timer is None:
@@ -588,6 +617,8 @@ class WorkQueue(Generic[K]):
             ) from None
         now = self._clock.now()
         self._metrics.worked_for(max(0.0, now - started))
+        if self._taken_triggers:
+            self._taken_triggers.pop(key, None)
         entry = self._entries.get(key)
         if entry is not None:
             # Re-queued keys go behind keys that were ready before this done().
@@ -688,6 +719,16 @@ class WorkQueue(Generic[K]):
         """The depth: keys ready to hand out now."""
         self._promote_due()
         return self._ready_count
+
+    def triggers(self, key: K) -> Triggers:
+        """The triggers that collapsed into the hand-out of ``key`` now being processed.
+
+        Recorded only with ``record_triggers=True``; kept until `done` (adds made while
+        the key is processed belong to its next hand-out). Empty for a key handed out
+        without triggers, or not being processed.
+        """
+        log = self._taken_triggers.get(key)
+        return EMPTY if log is None else Triggers(log)
 
     def is_processing(self, key: K) -> bool:
         """Whether ``key`` was handed out and is not done yet."""
