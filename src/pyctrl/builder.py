@@ -44,7 +44,7 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
-from pyctrl.cache import keys_in_slots
+from pyctrl.cache import cached_in_slots, keys_in_slots
 from pyctrl.controller import Controller, Options
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
@@ -103,6 +103,20 @@ def _mine_and(
 def _stop_slot(shards: SlotElector, informer: Informer[Any], daemon: Daemon, slot: int) -> None:
     for request in keys_in_slots(informer, shards.assignment, [slot]):
         daemon.stop_nowait(request)
+
+
+def _restart_on_arrival(shards: SlotElector, informer: Informer[Any], daemon: Daemon) -> None:
+    """Slots arriving (or back after a lapse) start the daemons of their cached objects."""
+    held = [shards.assignment.held()]
+
+    def changed() -> None:
+        now = shards.assignment.held()
+        arrived, held[0] = now - held[0], now
+        if arrived:
+            for obj in cached_in_slots(informer, shards.assignment, arrived):
+                daemon.add(obj, False)
+
+    shards.assignment.add_listener(changed)
 
 
 @dataclass
@@ -212,6 +226,7 @@ class Builder(Generic[T]):
             # A slot leaving this replica stops the daemons of its objects at once.
             informer = self.manager.cache.get_informer(self._for_type("daemon()"))
             shards.on_slot_lost(functools.partial(_stop_slot, shards, informer, daemon))
+            _restart_on_arrival(shards, informer, daemon)
         return self.watches_raw_source(daemon)
 
     def _for_type(self, caller: str) -> type[Any]:

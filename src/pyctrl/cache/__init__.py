@@ -57,7 +57,12 @@ from pyctrl.cache._informer import (
     ResourceEventHandlerFuncs,
 )
 from pyctrl.cache._options import ByObject, CacheOptions, Transform, strip_managed_fields
-from pyctrl.cache._sharded import ShardsChangedError, cached_uid, keys_in_slots
+from pyctrl.cache._sharded import (
+    ShardsChangedError,
+    cached_in_slots,
+    cached_uid,
+    keys_in_slots,
+)
 
 __all__ = [
     "BackoffPolicy",
@@ -74,6 +79,7 @@ __all__ = [
     "ResourceNotCachedError",
     "ShardsChangedError",
     "Transform",
+    "cached_in_slots",
     "cached_uid",
     "compare_resource_versions",
     "keys_in_slots",

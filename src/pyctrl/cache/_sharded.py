@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prometheus_client import Gauge
 
@@ -39,9 +39,17 @@ if TYPE_CHECKING:
     from pyctrl.cache._informer import Informer
     from pyctrl.sharding import ShardSelector, SlotAssignment
 
-__all__ = ["UID_INDEX", "ShardedSource", "ShardsChangedError", "cached_uid", "keys_in_slots"]
+__all__ = [
+    "UID_INDEX",
+    "ShardedSource",
+    "ShardsChangedError",
+    "cached_in_slots",
+    "cached_uid",
+    "keys_in_slots",
+]
 
 _log = get_logger("pyctrl.cache")
+T = TypeVar("T")
 
 UID_INDEX = "pyctrl.io/uid"
 """The store index a sharded informer keeps of each object's uid."""
@@ -255,4 +263,17 @@ def keys_in_slots(
         value = namespace if by_namespace else (values[0] if values else None)
         if value is not None and assignment.slot_of_value(value) in wanted:
             out.append(Request(namespace, name))
+    return out
+
+
+def cached_in_slots(
+    informer: Informer[T], assignment: SlotAssignment, slots: Iterable[int]
+) -> list[T]:
+    """The cached objects (of a sharded informer, as the informer's type) in ``slots``."""
+    shared = informer._shared
+    out: list[T] = []
+    for request in keys_in_slots(informer, assignment, slots):
+        entry = shared.store.get((request.namespace or "", request.name))
+        if entry is not None:
+            out.append(shared.decode_as(entry, informer.type_))
     return out
