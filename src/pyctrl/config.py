@@ -484,7 +484,7 @@ class _Selected:
     user: dict[str, Any] | None
 
 
-def _select_kubeconfig(
+def _select_kubeconfig(  # noqa: PLR0912 - client-go's loading rules, source by source
     paths: str | os.PathLike[str] | list[str | os.PathLike[str]], context: str | None
 ) -> _Selected:
     """Read and merge the files, and check the chosen context is complete."""

@@ -36,7 +36,7 @@ class Requirement:
     operator: Operator
     values: tuple[str, ...] = ()
 
-    def matches(self, labels: Mapping[str, str]) -> bool:
+    def matches(self, labels: Mapping[str, str]) -> bool:  # noqa: PLR0911 - one answer per operator
         """True if the label set satisfies this clause."""
         op = self.operator
         if op in ("=", "==", "in"):
@@ -273,7 +273,7 @@ class _Parser:
         reqs.sort(key=lambda r: r.key)
         return Selector(tuple(reqs))
 
-    def _requirement(self) -> Requirement:
+    def _requirement(self) -> Requirement:  # noqa: PLR0912 - apimachinery's parser
         op: Operator | None = None
         tok, lit = self._next(values_mode=True)
         if tok == _T_NOT:

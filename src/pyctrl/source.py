@@ -73,7 +73,7 @@ class SyncingSource(Source, Protocol):
 Event = CreateEvent[Any] | UpdateEvent[Any] | DeleteEvent[Any] | GenericEvent[Any]
 
 
-async def dispatch(
+async def dispatch(  # noqa: PLR0912 - one branch per event type
     event: Event,
     handler: EventHandler,
     predicates: tuple[Predicate, ...],

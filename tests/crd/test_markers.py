@@ -251,9 +251,7 @@ def test_class_rule_is_enforced_by_validation() -> None:
         high: int = 0
 
     errors = validate({"low": 5, "high": 1}, schema_for(Range))
-    assert [(e.field, e.message) for e in errors] == [
-        ("<nil>", 'Invalid value: "object": low exceeds high')
-    ]
+    assert [(e.field, e.message) for e in errors] == [("<nil>", "Invalid value: low exceeds high")]
 
 
 def test_format_marker() -> None:

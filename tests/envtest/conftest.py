@@ -9,13 +9,20 @@ Tests that need more than a cluster carry a marker and are deselected at collect
 the mode cannot give it: ``embedded_only`` (the fault API, the embedded server's internals
 or constructor options) outside the embedded mode, ``needs_controllers`` (the garbage
 collector and the namespace controller of kube-controller-manager) in the binaries mode,
-which runs kube-apiserver alone.
+which runs kube-apiserver alone, and ``needs_builtin_kinds`` (built-in kinds such as
+Namespaces or ConfigMaps, root discovery ``/api`` and ``/apis``, OpenAPI, kubectl, which
+resolves kinds through them) against the CRD-only server: the binaries mode with
+``kube-apiextensions`` instead of ``kube-apiserver`` (``tests/realserver.py`` builds it).
+Against that
+server the ``ns`` fixture names a namespace without creating it: custom resources need
+no Namespace object there.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +30,7 @@ import orjson
 import pytest
 from kubernetes_asyncio import client as k8s_client
 
-from pyctrl.envtest import Environment
+from pyctrl.envtest import Environment, _binaries
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable
@@ -34,10 +41,24 @@ if TYPE_CHECKING:
     from pyctrl.envtest import Mode
     from pyctrl.envtest._server import APIServer
 
-# What each marker needs, by the modes that lack it.
+# What each marker needs, by the servers that lack it ("crd-only": kube-apiextensions).
 _NEEDS: dict[str, tuple[frozenset[str], str]] = {
-    "embedded_only": (frozenset({"existing", "binaries"}), "pyctrl's embedded API server"),
-    "needs_controllers": (frozenset({"binaries"}), "kube-controller-manager's controllers"),
+    "embedded_only": (
+        frozenset({"existing", "binaries", "crd-only"}),
+        "pyctrl's embedded API server",
+    ),
+    "needs_controllers": (
+        frozenset({"binaries", "crd-only"}),
+        "kube-controller-manager's controllers",
+    ),
+    "needs_builtin_kinds": (
+        frozenset({"crd-only"}),
+        "built-in kinds, root discovery or OpenAPI (kube-apiserver's own APIs)",
+    ),
+    "needs_crd_only_server": (
+        frozenset({"embedded", "existing", "binaries"}),
+        "the real CRD-only server (KUBEBUILDER_ASSETS from `nox -s realserver`)",
+    ),
 }
 _DESELECTED = pytest.StashKey[list[str]]()
 
@@ -47,9 +68,22 @@ def envtest_mode() -> Mode:
     return Environment().resolve_mode()
 
 
+def crd_only() -> bool:
+    """Whether the server under test is the CRD-only server (kube-apiextensions)."""
+    if envtest_mode() != "binaries":
+        return False
+    found = _binaries.find_binaries(os.environ["KUBEBUILDER_ASSETS"], source="KUBEBUILDER_ASSETS")
+    return "kube-apiserver" not in found
+
+
+def envtest_server() -> str:
+    """The server the suite runs against: the mode, or "crd-only" for kube-apiextensions."""
+    return "crd-only" if crd_only() else envtest_mode()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect the tests whose marker needs what the current mode lacks."""
-    mode = envtest_mode()
+    """Deselect the tests whose marker needs what the current server lacks."""
+    mode = envtest_server()
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     notes: list[str] = []
@@ -59,7 +93,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         count = sum(1 for item in items if item.get_closest_marker(marker) is not None)
         if count:
             notes.append(
-                f"{count} {marker} tests deselected: they need {what}, which the {mode} mode lacks"
+                f"{count} {marker} tests deselected: they need {what}, "
+                f"which the {mode} server lacks"
             )
     if not notes:
         return
@@ -298,8 +333,14 @@ def kube(api_client: k8s_client.ApiClient) -> Kube:
 
 @pytest.fixture
 async def ns(env: Environment, kube: Kube) -> AsyncIterator[str]:
-    """A fresh namespace for one test (deleted afterwards on a shared cluster)."""
+    """A fresh namespace for one test (deleted afterwards on a shared cluster).
+
+    The CRD-only server has no Namespace kind: there the name is only reserved.
+    """
     name = unique("test-")
+    if env.crd_only:
+        yield name
+        return
     await kube.create_ok("/api/v1/namespaces", {"metadata": {"name": name}})
     yield name
     if env.mode != "embedded":

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
     from tests.envtest.conftest import Kube
 
+# Built-in kinds: the CRD-only server has none.
+pytestmark = pytest.mark.needs_builtin_kinds
+
 _IMAGE = "registry.example/app:1.0"
 _RBAC = "rbac.authorization.k8s.io"
 

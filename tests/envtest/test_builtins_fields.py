@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 from tests.envtest.conftest import deployment
 
 if TYPE_CHECKING:
     from multidict import CIMultiDict
 
     from tests.envtest.conftest import Kube
+
+
+# Built-in kinds: the CRD-only server has none.
+pytestmark = pytest.mark.needs_builtin_kinds
 
 
 def _warnings(headers: CIMultiDict[str]) -> list[str]:
@@ -256,3 +262,91 @@ async def test_unknown_field_in_a_strict_scale_write_is_refused(kube: Kube, ns: 
     assert answer["message"].endswith('": strict decoding error: unknown field "spec.bogus"')
     stored = await kube.get_ok(f"{path}/web")
     assert stored["spec"]["replicas"] == 1
+
+
+_IMMUTABLE = "Forbidden: field is immutable when `immutable` is set"
+
+
+async def test_immutable_configmap_refuses_changes_to_its_data(kube: Kube, ns: str) -> None:
+    """An immutable ConfigMap keeps its data, binaryData and immutable flag."""
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    body = {"metadata": {"name": "frozen"}, "data": {"a": "1"}, "immutable": True}
+    await kube.create_ok(path, body)
+    status, answer, _ = await kube.patch(
+        f"{path}/frozen", {"data": {"a": "2"}, "binaryData": {"b": "AA=="}, "immutable": False}
+    )
+    assert status == 422
+    assert answer["message"] == (
+        'ConfigMap "frozen" is invalid: [immutable: ' + _IMMUTABLE + ", data: " + _IMMUTABLE
+        + ", binaryData: " + _IMMUTABLE + "]"
+    )  # fmt: skip
+    assert [c["field"] for c in answer["details"]["causes"]] == ["immutable", "data", "binaryData"]
+    status, _, _ = await kube.patch(f"{path}/frozen", {"metadata": {"labels": {"x": "y"}}})
+    assert status == 200
+
+
+async def test_immutable_secret_refuses_changes_to_its_data(kube: Kube, ns: str) -> None:
+    """An immutable Secret keeps its data (stringData included) but takes metadata changes."""
+    path = f"/api/v1/namespaces/{ns}/secrets"
+    await kube.create_ok(
+        path, {"metadata": {"name": "s"}, "data": {"a": "MQ=="}, "immutable": True}
+    )
+    status, answer, _ = await kube.patch(f"{path}/s", {"stringData": {"a": "2"}})
+    assert status == 422
+    assert answer["message"] == 'Secret "s" is invalid: data: ' + _IMMUTABLE
+    status, _, _ = await kube.patch(f"{path}/s", {"metadata": {"labels": {"x": "y"}}})
+    assert status == 200
+
+
+async def test_secret_type_is_immutable(kube: Kube, ns: str) -> None:
+    """A Secret's type cannot change (an update without one defaults it to Opaque)."""
+    path = f"/api/v1/namespaces/{ns}/secrets"
+    await kube.create_ok(path, {"metadata": {"name": "s"}, "data": {"a": "MQ=="}})
+    status, answer, _ = await kube.patch(f"{path}/s", {"type": "example.com/custom"})
+    assert status == 422
+    assert answer["details"]["causes"] == [
+        {
+            "reason": "FieldValueInvalid",
+            "message": 'Invalid value: "example.com/custom": field is immutable',
+            "field": "type",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "data", "fields"),
+    [
+        ("kubernetes.io/tls", {}, ["data[tls.crt]", "data[tls.key]"]),
+        ("kubernetes.io/tls", {"tls.crt": ""}, ["data[tls.key]"]),
+        ("kubernetes.io/dockerconfigjson", {}, ["data[.dockerconfigjson]"]),
+        ("kubernetes.io/basic-auth", {}, ["data[%s][username]", "data[%s][password]"]),
+        ("kubernetes.io/ssh-auth", {}, ["data[%s][ssh-privatekey]"]),
+        (
+            "kubernetes.io/service-account-token",
+            {},
+            ["metadata.annotations[kubernetes.io/service-account.name]"],
+        ),
+    ],
+)
+async def test_secret_types_require_their_keys(
+    kube: Kube, ns: str, kind: str, data: dict[str, str], fields: list[str]
+) -> None:
+    """Each well-known Secret type requires its data keys, all reported at once."""
+    body = {"metadata": {"name": "typed"}, "type": kind, "data": data}
+    status, answer, _ = await kube.post(f"/api/v1/namespaces/{ns}/secrets", body)
+    assert status == 422, answer
+    assert answer["details"]["causes"] == [
+        {"reason": "FieldValueRequired", "message": "Required value", "field": field}
+        for field in fields
+    ]
+
+
+async def test_tls_secret_with_both_keys_is_accepted(kube: Kube, ns: str) -> None:
+    """A kubernetes.io/tls Secret with tls.crt and tls.key is created."""
+    body = {
+        "metadata": {"name": "tls"},
+        "type": "kubernetes.io/tls",
+        "data": {"tls.crt": "Y3J0", "tls.key": "a2V5"},
+    }
+    created = await kube.create_ok(f"/api/v1/namespaces/{ns}/secrets", body)
+    assert created["type"] == "kubernetes.io/tls"

@@ -12,10 +12,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from tests.envtest.conftest import deployment
 
 if TYPE_CHECKING:
     from tests.envtest.conftest import Kube
+
+
+# Built-in kinds: the CRD-only server has none.
+pytestmark = pytest.mark.needs_builtin_kinds
 
 
 async def _smp(kube: Kube, path: str, patch: dict[str, Any]) -> dict[str, Any]:

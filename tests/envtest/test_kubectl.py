@@ -25,7 +25,12 @@ if TYPE_CHECKING:
 
 # One server (or cluster connection) and one kubectl cache for the module, one
 # namespace per test: kubectl's discovery and OpenAPI caches stay warm.
-pytestmark = [pytest.mark.kubectl, pytest.mark.asyncio(loop_scope="module")]
+# kubectl resolves kinds through root discovery and OpenAPI, which the CRD-only server lacks.
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.needs_builtin_kinds,
+    pytest.mark.asyncio(loop_scope="module"),
+]
 
 GROUP = "kubectl.pyctrl.dev"
 

@@ -57,6 +57,7 @@ async def wait_gone(kube: Kube, path: str) -> None:
     await wait_for(kube, path, lambda obj: obj is None)
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_delete_answers_status_success(kube: Kube, ns: str) -> None:
     """Deleting a ConfigMap answers a Success Status naming it."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -69,6 +70,7 @@ async def test_delete_answers_status_success(kube: Kube, ns: str) -> None:
     assert status == 404
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_delete_missing_is_404(kube: Kube, ns: str) -> None:
     """Deleting a missing object answers NotFound."""
     status, body, _ = await kube.delete(f"/api/v1/namespaces/{ns}/configmaps/none")
@@ -76,6 +78,7 @@ async def test_delete_missing_is_404(kube: Kube, ns: str) -> None:
     assert body["message"] == 'configmaps "none" not found'
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_finalizers_hold_the_object(kube: Kube, ns: str) -> None:
     """An object with finalizers gets a deletionTimestamp and stays until they are removed."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -92,6 +95,7 @@ async def test_finalizers_hold_the_object(kube: Kube, ns: str) -> None:
     assert status == 404
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_no_new_finalizers_while_deleting(kube: Kube, ns: str) -> None:
     """Adding a finalizer to an object being deleted is Forbidden (422)."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -107,6 +111,7 @@ async def test_no_new_finalizers_while_deleting(kube: Kube, ns: str) -> None:
     await kube.patch(f"{path}/f", {"metadata": {"finalizers": None}})
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_last_finalizer_removal_emits_deleted(kube: Kube, ns: str) -> None:
     """Removing the last finalizer deletes the object: watchers see MODIFIED then DELETED."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -130,6 +135,7 @@ async def test_last_finalizer_removal_emits_deleted(kube: Kube, ns: str) -> None
     assert events[0]["object"]["metadata"]["deletionTimestamp"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_uid_precondition_mismatch_conflicts(kube: Kube, ns: str) -> None:
     """A delete whose uid precondition does not match answers 409."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -140,6 +146,7 @@ async def test_uid_precondition_mismatch_conflicts(kube: Kube, ns: str) -> None:
     assert "the UID in the precondition (other) does not match the UID in record" in resp["message"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_resource_version_precondition_mismatch_conflicts(kube: Kube, ns: str) -> None:
     """A delete whose resourceVersion precondition is stale answers 409."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -150,6 +157,7 @@ async def test_resource_version_precondition_mismatch_conflicts(kube: Kube, ns: 
     assert resp["reason"] == "Conflict"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_dry_run_delete_keeps_object(kube: Kube, ns: str) -> None:
     """dryRun=All on delete answers as if deleted but keeps the object."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -159,6 +167,7 @@ async def test_dry_run_delete_keeps_object(kube: Kube, ns: str) -> None:
     await kube.get_ok(f"{path}/dr")
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_delete_collection_with_label_selector(kube: Kube, ns: str) -> None:
     """DELETE on a collection removes only the selected objects."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -278,6 +287,7 @@ async def test_namespace_deletion_removes_content_then_namespace(kube: Kube, ns:
     assert status == 404
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_terminating_namespace_rejects_creates(kube: Kube, ns: str) -> None:
     """Creating in a namespace that is being deleted is Forbidden."""
     await kube.create_ok(
@@ -323,6 +333,7 @@ async def test_namespace_waits_for_finalized_content(kube: Kube, ns: str) -> Non
     await wait_gone(kube, f"/api/v1/namespaces/{ns}")
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_default_namespace_cannot_be_deleted(kube: Kube) -> None:
     """The default namespace is immortal."""
     status, body, _ = await kube.delete("/api/v1/namespaces/default")
@@ -330,6 +341,7 @@ async def test_default_namespace_cannot_be_deleted(kube: Kube) -> None:
     assert body["message"] == 'namespaces "default" is forbidden: this namespace may not be deleted'
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_scheduled_pod_is_deleted_gracefully(kube: Kube, ns: str) -> None:
     """A pod bound to a node gets a grace period instead of disappearing at once."""
     path = f"/api/v1/namespaces/{ns}/pods"
@@ -346,6 +358,7 @@ async def test_scheduled_pod_is_deleted_gracefully(kube: Kube, ns: str) -> None:
     await wait_gone(kube, f"{path}/p")
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_unscheduled_pod_is_deleted_at_once(kube: Kube, ns: str) -> None:
     """A pod without a node is deleted immediately and the deleted pod is returned."""
     path = f"/api/v1/namespaces/{ns}/pods"

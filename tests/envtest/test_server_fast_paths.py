@@ -68,12 +68,14 @@ async def _pages(kube: Kube, label: str) -> list[tuple[str, str]]:
             return seen
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_list_across_namespaces_is_in_etcd_key_order(kube: Kube, order: Order) -> None:
     """A list of all namespaces is ordered by namespace/name as etcd orders its keys."""
     listed = await kube.get_ok("/api/v1/configmaps", params={"labelSelector": order.label})
     assert _keys(listed["items"]) == order.key_order
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_paginated_list_across_namespaces_returns_each_object_once(
     kube: Kube, order: Order
 ) -> None:
@@ -81,6 +83,7 @@ async def test_paginated_list_across_namespaces_returns_each_object_once(
     assert await _pages(kube, order.label) == order.key_order
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_paginated_list_pages_come_from_the_first_pages_snapshot(
     kube: Kube, order: Order
 ) -> None:

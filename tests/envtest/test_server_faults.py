@@ -42,6 +42,7 @@ async def test_wrong_token_is_401(env: Environment) -> None:
     }
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_health_endpoints_need_no_credentials(env: Environment) -> None:
     """/healthz, /livez and /readyz answer ok without authentication."""
     async with client_of(anonymous_config(env)) as anonymous:
@@ -50,6 +51,7 @@ async def test_health_endpoints_need_no_credentials(env: Environment) -> None:
             assert (status, body) == (200, "ok"), path
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_serves_https_that_only_the_kubeconfig_ca_verifies(env: Environment) -> None:
     """The kubeconfig's server is HTTPS with its CA; a client without that CA is refused."""
     config = k8s.Configuration()

@@ -41,6 +41,7 @@ async def watch_events(
     return events
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_typed_configmap_round_trip(api_client: k8s.ApiClient, ns: str) -> None:
     """CoreV1Api creates, reads, lists, patches and deletes a ConfigMap."""
     core = k8s.CoreV1Api(api_client)
@@ -60,6 +61,7 @@ async def test_typed_configmap_round_trip(api_client: k8s.ApiClient, ns: str) ->
     assert orjson.loads(info.value.body or b"{}")["reason"] == "NotFound"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_typed_conflict_is_an_api_exception(api_client: k8s.ApiClient, ns: str) -> None:
     """A stale replace surfaces as ApiException 409."""
     core = k8s.CoreV1Api(api_client)
@@ -74,6 +76,7 @@ async def test_typed_conflict_is_an_api_exception(api_client: k8s.ApiClient, ns:
     assert info.value.status == 409
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_typed_deployment_and_scale(api_client: k8s.ApiClient, ns: str) -> None:
     """AppsV1Api reads a Deployment's defaults and its scale subresource."""
     apps = k8s.AppsV1Api(api_client)
@@ -141,6 +144,7 @@ async def test_custom_objects_api(env: Environment, api_client: k8s.ApiClient, n
         await ext.delete_custom_resource_definition(f"mysrvs.{group}")
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_raw_watch_through_call_api(api_client: k8s.ApiClient, ns: str) -> None:
     """call_api with watch=1 streams newline-delimited events over the ApiClient's session."""
     core = k8s.CoreV1Api(api_client)
@@ -166,6 +170,7 @@ async def test_raw_watch_through_call_api(api_client: k8s.ApiClient, ns: str) ->
     assert event["object"]["metadata"]["name"] == "w"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_typed_list_selects_and_pages(api_client: k8s.ApiClient, ns: str) -> None:
     """list_namespaced_config_map applies label and field selectors and pages with _continue."""
     core = k8s.CoreV1Api(api_client)
@@ -184,6 +189,7 @@ async def test_typed_list_selects_and_pages(api_client: k8s.ApiClient, ns: str) 
     assert rest.metadata._continue is None
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_typed_watch_delivers_changes_in_order(api_client: k8s.ApiClient, ns: str) -> None:
     """A Watch from a list's resourceVersion yields ADDED, MODIFIED, DELETED as typed objects."""
     core = k8s.CoreV1Api(api_client)
@@ -207,6 +213,7 @@ async def test_typed_watch_delivers_changes_in_order(api_client: k8s.ApiClient, 
     assert versions[0] > int(listed.metadata.resource_version)
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_typed_watch_with_selector_and_bookmarks(api_client: k8s.ApiClient, ns: str) -> None:
     """A Watch with a label selector skips other objects; bookmarks carry a resourceVersion."""
     core = k8s.CoreV1Api(api_client)
@@ -251,6 +258,7 @@ async def test_typed_watch_from_beyond_the_history_window_raises_410() -> None:
     )
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_typed_status_update_and_server_side_apply(
     api_client: k8s.ApiClient, ns: str
 ) -> None:

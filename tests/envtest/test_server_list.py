@@ -31,6 +31,7 @@ async def _seed(kube: Kube, ns: str) -> str:
     return path
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_label_selector_equality(kube: Kube, ns: str) -> None:
     """key=value selects objects with that label value."""
     path = await _seed(kube, ns)
@@ -38,12 +39,14 @@ async def test_label_selector_equality(kube: Kube, ns: str) -> None:
     assert await _names(kube, path, labelSelector="env==dev") == ["b"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_label_selector_inequality_includes_unlabelled(kube: Kube, ns: str) -> None:
     """key!=value also selects objects without the label."""
     path = await _seed(kube, ns)
     assert await _names(kube, path, labelSelector="env!=prod") == ["b", "d"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_label_selector_set_based(kube: Kube, ns: str) -> None:
     """in, notin, exists and !exists work and combine with commas."""
     path = await _seed(kube, ns)
@@ -53,6 +56,7 @@ async def test_label_selector_set_based(kube: Kube, ns: str) -> None:
     assert await _names(kube, path, labelSelector="count>3") == ["d"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_malformed_label_selector_is_400(kube: Kube, ns: str) -> None:
     """An unparsable label selector is a BadRequest with the parser's message."""
     status, body, _ = await kube.get(
@@ -63,6 +67,7 @@ async def test_malformed_label_selector_is_400(kube: Kube, ns: str) -> None:
     assert body["message"].startswith("unable to parse requirement")
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_field_selector_on_name(kube: Kube, ns: str) -> None:
     """metadata.name field selectors pick single objects."""
     path = await _seed(kube, ns)
@@ -70,6 +75,7 @@ async def test_field_selector_on_name(kube: Kube, ns: str) -> None:
     assert await _names(kube, path, fieldSelector="metadata.name!=b") == ["a", "c", "d"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_field_selector_on_namespace_across_namespaces(kube: Kube, ns: str) -> None:
     """metadata.namespace field selectors narrow a cluster-wide list."""
     await _seed(kube, ns)
@@ -79,6 +85,7 @@ async def test_field_selector_on_namespace_across_namespaces(kube: Kube, ns: str
     assert {i["metadata"]["namespace"] for i in body["items"]} == {ns}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_unsupported_field_label_is_400(kube: Kube, ns: str) -> None:
     """A field the resource does not index answers 'field label not supported'."""
     status, body, _ = await kube.get(
@@ -88,6 +95,7 @@ async def test_unsupported_field_label_is_400(kube: Kube, ns: str) -> None:
     assert body["message"] == "field label not supported: data.x"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_pod_field_selectors(kube: Kube, ns: str) -> None:
     """Pods can be selected by spec.nodeName and status.phase."""
     path = f"/api/v1/namespaces/{ns}/pods"
@@ -104,6 +112,7 @@ async def test_pod_field_selectors(kube: Kube, ns: str) -> None:
         await kube.delete(f"{path}/{name}", {"gracePeriodSeconds": 0})
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_secret_type_field_selector(kube: Kube, ns: str) -> None:
     """Secrets can be selected by type."""
     path = f"/api/v1/namespaces/{ns}/secrets"
@@ -119,6 +128,7 @@ async def test_secret_type_field_selector(kube: Kube, ns: str) -> None:
     assert await _names(kube, path, fieldSelector="type=kubernetes.io/tls") == ["t"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_pagination_with_limit_and_continue(kube: Kube, ns: str) -> None:
     """limit pages through a list; continue tokens resume; remainingItemCount counts the rest."""
     # Secrets: no cluster controller adds any to a namespace, so the count is exact.
@@ -138,6 +148,7 @@ async def test_pagination_with_limit_and_continue(kube: Kube, ns: str) -> None:
     assert "continue" not in third["metadata"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_pages_are_a_consistent_snapshot(kube: Kube, ns: str) -> None:
     """Objects created after the first page do not appear in later pages of that list."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -170,6 +181,7 @@ async def test_expired_continue_token_is_410(env: Environment, kube: Kube, ns: s
     assert body["metadata"]["continue"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_list_resource_version_is_current(kube: Kube, ns: str) -> None:
     """A list's metadata.resourceVersion is at least that of its newest item."""
     obj = await kube.create_ok(f"/api/v1/namespaces/{ns}/configmaps", cm("x"))
@@ -177,6 +189,7 @@ async def test_list_resource_version_is_current(kube: Kube, ns: str) -> None:
     assert int(body["metadata"]["resourceVersion"]) >= int(obj["metadata"]["resourceVersion"])
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_exact_resource_version_lists_the_past(kube: Kube, ns: str) -> None:
     """resourceVersionMatch=Exact answers the list as it was at that version."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -192,6 +205,7 @@ async def test_exact_resource_version_lists_the_past(kube: Kube, ns: str) -> Non
     assert own(i["metadata"]["name"] for i in body["items"]) == ["a"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_resource_version_match_without_version_is_invalid(kube: Kube, ns: str) -> None:
     """resourceVersionMatch without resourceVersion is rejected as kube-apiserver does."""
     status, body, _ = await kube.get(
@@ -201,6 +215,7 @@ async def test_resource_version_match_without_version_is_invalid(kube: Kube, ns:
     assert "resourceVersionMatch is forbidden unless resourceVersion is provided" in body["message"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_too_large_resource_version_is_504(kube: Kube, ns: str) -> None:
     """A list not older than a future resourceVersion times out with ResourceVersionTooLarge."""
     status, body, _ = await kube.get(

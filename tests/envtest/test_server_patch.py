@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 if TYPE_CHECKING:
     from tests.envtest.conftest import Kube
 
@@ -21,6 +23,7 @@ def deployment(name: str, replicas: int | None = None) -> dict[str, Any]:
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name}, "spec": spec}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_merge_patch_sets_and_removes_keys(kube: Kube, ns: str) -> None:
     """A JSON merge patch sets keys and removes those set to null."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -30,6 +33,7 @@ async def test_merge_patch_sets_and_removes_keys(kube: Kube, ns: str) -> None:
     assert body["data"] == {"b": "2", "c": "3"}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_json_patch_operations(kube: Kube, ns: str) -> None:
     """A JSON patch applies its operations in order."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -40,6 +44,7 @@ async def test_json_patch_operations(kube: Kube, ns: str) -> None:
     assert body["data"] == {"b": "2"}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_json_patch_failed_test_is_422(kube: Kube, ns: str) -> None:
     """A JSON patch whose test operation fails is rejected and stores nothing."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -51,6 +56,7 @@ async def test_json_patch_failed_test_is_422(kube: Kube, ns: str) -> None:
     assert stored["data"] == {"a": "1"}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_patch_with_resource_version_is_a_precondition(kube: Kube, ns: str) -> None:
     """A patch carrying an old resourceVersion conflicts."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -65,6 +71,7 @@ async def test_patch_with_resource_version_is_a_precondition(kube: Kube, ns: str
     assert body["reason"] == "Conflict"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_strategic_merge_patch_merges_containers_by_name(kube: Kube, ns: str) -> None:
     """A strategic merge patch merges list items by their merge key."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
@@ -78,6 +85,7 @@ async def test_strategic_merge_patch_merges_containers_by_name(kube: Kube, ns: s
     assert sorted(names) == ["app", "sidecar"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_unknown_patch_type_is_415(kube: Kube, ns: str) -> None:
     """PATCH with a Content-Type that is no patch type is UnsupportedMediaType."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -95,6 +103,7 @@ async def test_patch_of_missing_object_is_404(kube: Kube, ns: str) -> None:
     assert status == 404
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_apply_creates_and_records_apply_manager(kube: Kube, ns: str) -> None:
     """Server-side apply of a missing object creates it, owned by the Apply manager."""
     body = {
@@ -111,6 +120,7 @@ async def test_apply_creates_and_records_apply_manager(kube: Kube, ns: str) -> N
     assert [(e["manager"], e["operation"]) for e in entries] == [("me", "Apply")]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_apply_without_field_manager_is_invalid(kube: Kube, ns: str) -> None:
     """An apply patch needs a fieldManager."""
     body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ssa"}}
@@ -122,6 +132,7 @@ async def test_apply_without_field_manager_is_invalid(kube: Kube, ns: str) -> No
     )
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_apply_conflict_names_the_other_manager(kube: Kube, ns: str) -> None:
     """Applying a field another manager owns conflicts with 409 and a FieldManagerConflict cause."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -145,6 +156,7 @@ async def test_apply_conflict_names_the_other_manager(kube: Kube, ns: str) -> No
     assert forced["data"] == {"a": "2"}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_force_on_non_apply_patch_is_invalid(kube: Kube, ns: str) -> None:
     """force is only allowed for apply patches."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -153,6 +165,7 @@ async def test_force_on_non_apply_patch_is_invalid(kube: Kube, ns: str) -> None:
     assert status == 422
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_status_write_changes_only_status(kube: Kube, ns: str) -> None:
     """Writes to /status change status and ignore spec and labels."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
@@ -169,6 +182,7 @@ async def test_status_write_changes_only_status(kube: Kube, ns: str) -> None:
     assert updated["metadata"]["generation"] == 1
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_main_resource_write_keeps_status(kube: Kube, ns: str) -> None:
     """Writes to the main resource ignore status changes for types with a status subresource."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
@@ -182,6 +196,7 @@ async def test_main_resource_write_keeps_status(kube: Kube, ns: str) -> None:
     assert body["spec"]["replicas"] == 3
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_create_resets_status(kube: Kube, ns: str) -> None:
     """Status sent with a create is dropped for types with a status subresource."""
     body = deployment("cs")
@@ -190,6 +205,7 @@ async def test_create_resets_status(kube: Kube, ns: str) -> None:
     assert obj["status"] == {}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_status_patch_on_type_without_status_is_404(kube: Kube, ns: str) -> None:
     """ConfigMaps have no status subresource."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -198,6 +214,7 @@ async def test_status_patch_on_type_without_status_is_404(kube: Kube, ns: str) -
     assert status == 404
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_scale_subresource_reads_and_writes_replicas(kube: Kube, ns: str) -> None:
     """GET scale answers autoscaling/v1 Scale; PUT scale sets spec.replicas."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
@@ -216,6 +233,7 @@ async def test_scale_subresource_reads_and_writes_replicas(kube: Kube, ns: str) 
     assert deploy["metadata"]["generation"] == 2
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_scale_patch(kube: Kube, ns: str) -> None:
     """A merge patch of the scale subresource changes the replicas."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
@@ -225,6 +243,7 @@ async def test_scale_patch(kube: Kube, ns: str) -> None:
     assert body["spec"]["replicas"] == 3
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_negative_scale_is_invalid(kube: Kube, ns: str) -> None:
     """A Scale with negative replicas is Invalid."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 if TYPE_CHECKING:
     from tests.envtest.conftest import Kube
 
@@ -30,6 +32,7 @@ def deployment(name: str) -> dict[str, Any]:
     }
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_deployment_table_has_kubectl_columns(kube: Kube, ns: str) -> None:
     """Deployments render with NAME, READY, UP-TO-DATE, AVAILABLE and AGE columns."""
     path = f"/apis/apps/v1/namespaces/{ns}/deployments"
@@ -44,6 +47,7 @@ async def test_deployment_table_has_kubectl_columns(kube: Kube, ns: str) -> None
     assert cells[5:7] == ["web", "nginx:1.25"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_table_rows_carry_partial_metadata_by_default(kube: Kube, ns: str) -> None:
     """Rows include the object as PartialObjectMetadata unless includeObject says otherwise."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -56,6 +60,7 @@ async def test_table_rows_carry_partial_metadata_by_default(kube: Kube, ns: str)
     assert "object" not in bare["rows"][0]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_single_object_table(kube: Kube, ns: str) -> None:
     """GET of one object as Table answers a one-row table."""
     table = await kube.get_ok(f"/api/v1/namespaces/{ns}", accept=TABLE)
@@ -63,6 +68,7 @@ async def test_single_object_table(kube: Kube, ns: str) -> None:
     assert table["rows"][0]["cells"][:2] == [ns, "Active"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_service_table_shows_ports_and_cluster_ip(kube: Kube, ns: str) -> None:
     """Services render TYPE, CLUSTER-IP, EXTERNAL-IP and PORT(S) like kubectl."""
     path = f"/api/v1/namespaces/{ns}/services"
@@ -72,6 +78,7 @@ async def test_service_table_shows_ports_and_cluster_ip(kube: Kube, ns: str) -> 
     assert cells[:5] == ["s", "ClusterIP", svc["spec"]["clusterIP"], "<none>", "80/TCP"]
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_partial_object_metadata_get(kube: Kube, ns: str) -> None:
     """GET as PartialObjectMetadata answers only the metadata."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -85,6 +92,7 @@ async def test_partial_object_metadata_get(kube: Kube, ns: str) -> None:
     assert "data" not in obj
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_partial_object_metadata_list(kube: Kube, ns: str) -> None:
     """A list as PartialObjectMetadataList has typed items and the list resourceVersion."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -96,6 +104,7 @@ async def test_partial_object_metadata_list(kube: Kube, ns: str) -> None:
     assert body["items"][0]["metadata"]["name"] == "m"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_core_event_is_readable_as_events_k8s_io(kube: Kube, ns: str) -> None:
     """A core/v1 Event is served by events.k8s.io/v1 with the renamed fields."""
     event = {
@@ -114,6 +123,7 @@ async def test_core_event_is_readable_as_events_k8s_io(kube: Kube, ns: str) -> N
     assert obj["deprecatedSource"] == {"component": "kubelet"}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_events_field_selector_on_involved_object(kube: Kube, ns: str) -> None:
     """Core events can be selected by involvedObject.name."""
     path = f"/api/v1/namespaces/{ns}/events"

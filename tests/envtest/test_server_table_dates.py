@@ -117,6 +117,7 @@ async def test_date_columns_of_a_table_show_ages(env: Environment, kube: Kube, n
     assert columns["Seen"] == "date"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_kubectl_get_prints_date_columns_as_ages(tmp_path: Path) -> None:
     """`kubectl get` shows a date printer column as an age such as 10d, not a timestamp."""
     group = f"{unique('dates')}.example.com"

@@ -62,6 +62,7 @@ def cm(name: str, labels: dict[str, str] | None = None, **data: str) -> dict[str
     return {"metadata": {"name": name, "labels": labels or {}}, "data": data}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_without_version_starts_with_added_events(kube: Kube, ns: str) -> None:
     """A watch without resourceVersion first sends ADDED for every existing object."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -75,6 +76,7 @@ async def test_watch_without_version_starts_with_added_events(kube: Kube, ns: st
     assert first["object"]["kind"] == "ConfigMap"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_delivers_modified_and_deleted(kube: Kube, ns: str) -> None:
     """Updates arrive as MODIFIED and deletions as DELETED with the last state."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -94,6 +96,7 @@ async def test_watch_delivers_modified_and_deleted(kube: Kube, ns: str) -> None:
     )
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_from_version_skips_earlier_events(kube: Kube, ns: str) -> None:
     """A watch from resourceVersion N only sends changes after N."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -153,6 +156,7 @@ async def test_watch_from_beyond_the_history_window_gets_410() -> None:
             assert (await s.next())["object"]["metadata"]["name"] == "newest"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_label_selector_transitions(kube: Kube, ns: str) -> None:
     """Objects entering a selector arrive as ADDED and leaving it as DELETED."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -168,6 +172,7 @@ async def test_watch_label_selector_transitions(kube: Kube, ns: str) -> None:
     assert left["object"]["metadata"]["labels"] == {"team": "y"}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_single_object_watch_by_field_selector(kube: Kube, ns: str) -> None:
     """fieldSelector=metadata.name=x watches one object only."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -180,6 +185,7 @@ async def test_single_object_watch_by_field_selector(kube: Kube, ns: str) -> Non
     assert event["object"]["metadata"]["name"] == "mine"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_legacy_watch_path(kube: Kube, ns: str) -> None:
     """The deprecated /watch/ prefix serves the same stream."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -189,6 +195,7 @@ async def test_legacy_watch_path(kube: Kube, ns: str) -> None:
     assert event["type"] == "ADDED"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_bookmarks_carry_only_the_resource_version(kube: Kube, ns: str) -> None:
     """allowWatchBookmarks sends a BOOKMARK with kind, apiVersion and the RV before the timeout."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -207,6 +214,7 @@ async def test_bookmarks_carry_only_the_resource_version(kube: Kube, ns: str) ->
     assert set(obj["metadata"]) <= {"resourceVersion", "creationTimestamp"}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_no_bookmarks_unless_asked(kube: Kube, ns: str) -> None:
     """Without allowWatchBookmarks the stream carries no BOOKMARK; timeoutSeconds ends it."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -218,6 +226,7 @@ async def test_no_bookmarks_unless_asked(kube: Kube, ns: str) -> None:
     assert events == []
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_send_initial_events_ends_with_annotated_bookmark(kube: Kube, ns: str) -> None:
     """sendInitialEvents sends the current objects, then a bookmark marking the end."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -236,6 +245,7 @@ async def test_send_initial_events_ends_with_annotated_bookmark(kube: Kube, ns: 
     assert bookmark["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_send_initial_events_needs_not_older_than(kube: Kube, ns: str) -> None:
     """sendInitialEvents without resourceVersionMatch=NotOlderThan is Invalid."""
     status, body, _ = await kube.get(
@@ -248,6 +258,7 @@ async def test_send_initial_events_needs_not_older_than(kube: Kube, ns: str) -> 
     )
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_across_namespaces(kube: Kube, ns: str) -> None:
     """A cluster-wide watch sees objects of every namespace."""
     start = await kube.create_ok(f"/api/v1/namespaces/{ns}/configmaps", cm("first"))
@@ -290,6 +301,7 @@ async def test_slow_watcher_is_closed_without_blocking_writers() -> None:
         assert body.count(b"\n") <= 5
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_as_partial_object_metadata(kube: Kube, ns: str) -> None:
     """A metadata-only watch sends PartialObjectMetadata objects."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -305,6 +317,7 @@ async def test_watch_as_partial_object_metadata(kube: Kube, ns: str) -> None:
     assert "data" not in obj
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_as_table_sends_headers_first(kube: Kube, ns: str) -> None:
     """A Table watch sends column definitions with the first event only."""
     path = f"/api/v1/namespaces/{ns}/configmaps"
@@ -319,6 +332,7 @@ async def test_watch_as_table_sends_headers_first(kube: Kube, ns: str) -> None:
     assert second["object"]["rows"][0]["cells"][0] == "b"
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_watch_timeout_closes_the_stream(kube: Kube, ns: str) -> None:
     """timeoutSeconds ends the stream cleanly."""
     async with watch(kube, f"/api/v1/namespaces/{ns}/configmaps", timeoutSeconds="1") as stream:

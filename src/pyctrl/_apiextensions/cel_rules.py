@@ -22,6 +22,7 @@ from pyctrl._apiextensions.field import (
     _key,
     _required,
 )
+from pyctrl._apiextensions.gofmt import _OMIT
 from pyctrl._apiextensions.nodes import _map_is_correlatable, _Node, _str
 from pyctrl._apiextensions.openapi import _NO_OLD, _map_list_key
 
@@ -238,7 +239,9 @@ def _cel_node_errors(
             detail = _eval_message(compiled, obj, old if has_old else None, has_old, optional)
         if not detail:
             detail = _rule_message_or_default(rule)
-        failure = _rule_failure(fail_path, node.type, detail, rule.get("reason"))
+        # The failing value itself; objects and arrays are left out of the message.
+        value = _OMIT if node.type in ("object", "array") else obj
+        failure = _rule_failure(fail_path, value, detail, rule.get("reason"))
         if not compiled.uses_old_self and unchanged.get():
             continue
         errs.append(failure)

@@ -116,10 +116,12 @@ class _Internal:
         self.per_version_schema = True
         self.per_version_subresources = True
         self.per_version_columns = True
+        self.selectable: list[Any] | None = None
+        self.per_version_selectable = True
         if not self.versions:
             return
         first = self.versions[0]
-        for key in ("schema", "subresources", "additionalPrinterColumns"):
+        for key in ("schema", "subresources", "additionalPrinterColumns", "selectableFields"):
             values = [v.get(key) for v in self.versions]
             if all(_json_equal(values[0], v) for v in values):
                 if key == "schema":
@@ -131,6 +133,10 @@ class _Internal:
                     sub = first.get("subresources")
                     self.subresources = sub if isinstance(sub, dict) else None
                     self.per_version_subresources = False
+                elif key == "selectableFields":
+                    fields = first.get("selectableFields")
+                    self.selectable = fields if isinstance(fields, list) else None
+                    self.per_version_selectable = False
                 else:
                     cols = first.get("additionalPrinterColumns")
                     self.columns = cols if isinstance(cols, list) else None
@@ -436,6 +442,18 @@ def _crd_spec_errors(
     errs += _subresources_errors(internal.subresources, "spec.subresources")
     for i, col in enumerate(internal.columns or []):
         errs += _column_errors(col, f"spec.additionalPrinterColumns[{i}]")
+    if internal.selectable:
+        hoisted = (internal.validation or {}).get("openAPIV3Schema")
+        if not isinstance(hoisted, dict):
+            errs.append(
+                _invalid(
+                    "spec.selectableFields",
+                    "",
+                    "may only be set when validations.schema is included",
+                )
+            )
+        else:
+            errs += _selectable_fields_errors(internal.selectable, hoisted, "spec.selectableFields")
     conversion = spec.get("conversion")
     if isinstance(conversion, dict):
         if conversion.get("strategy") != "None" and preserve:
@@ -501,17 +519,19 @@ def _crd_version_errors(
         cols = version.get("additionalPrinterColumns")
         for i, col in enumerate(cols if isinstance(cols, list) else []):
             errs += _column_errors(col, _index(_child(path, "additionalPrinterColumns"), i))
-    fields = version.get("selectableFields")
+    # The v1 to internal conversion hoists what all versions share (the schema, the
+    # selectable fields) to the spec: a version's own selectable fields then meet no
+    # schema of the version, and kube-apiserver refuses them with this (inverted) message.
+    fields = version.get("selectableFields") if internal.per_version_selectable else None
     if isinstance(fields, list) and fields:
-        sch = version.get("schema")
+        sch = version.get("schema") if internal.per_version_schema else None
         schema = sch.get("openAPIV3Schema") if isinstance(sch, dict) else None
         if not isinstance(schema, dict):
             errs.append(
                 _invalid(
                     _child(path, "selectableFields"),
                     "",
-                    "selectableFields may only be set when version.schema.openAPIV3Schema is "
-                    "not included",
+                    "may only be set when `version.schema.openAPIV3Schema` is not included",
                 )
             )
         else:

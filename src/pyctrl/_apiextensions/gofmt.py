@@ -155,10 +155,10 @@ _OMIT: Final = _Omit()
 
 
 def _go_value(value: Any) -> str:
-    # field.Error.ErrorBody: nil -> "null" quoted; simple types with %v; strings with %q;
-    # everything else with %#v.
+    # field.Error.ErrorBody (apimachinery 0.36): simple types with %v, strings with %q,
+    # everything else (nil, maps, slices) as json.Marshal writes it.
     if value is None:
-        return '"null"'
+        return "null"
     if value is True:
         return "true"
     if value is False:
@@ -171,7 +171,7 @@ def _go_value(value: Any) -> str:
         return go_quote(value)
     if isinstance(value, _GoRaw):
         return value.text
-    return go_sharp(value)
+    return _json_compact(value)
 
 
 def _json_compact(value: Any) -> str:

@@ -81,7 +81,7 @@ class PendingWrite:
     uid: str
     deadline: float
 
-    def caught_up(self, shared: SharedInformer, key: Key) -> bool:
+    def caught_up(self, shared: SharedInformer, key: Key) -> bool:  # noqa: PLR0911 - one answer per case of KEP-5504's comparison
         """Whether ``shared``'s store shows this write (see the module documentation)."""
         entry = shared.store.get(key)
         if self.deleted:

@@ -647,7 +647,7 @@ class SharedInformer:
         """True if a field index of that name exists."""
         return self.store.has_index(name)
 
-    def select(
+    def select(  # noqa: PLR0912 - one branch per selection option
         self,
         *,
         namespace: str | None,
@@ -748,7 +748,7 @@ class SharedInformer:
             errors.append((self._resolve_error_time, self._resolve_error))
         return max(errors)[1] if errors else None
 
-    def _state(self) -> str:
+    def _state(self) -> str:  # noqa: PLR0911 - one answer per informer state
         if self._stopped:
             return "stopped"
         if not self._running:

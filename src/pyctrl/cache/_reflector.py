@@ -400,7 +400,7 @@ class Reflector:
 
     # watching ------------------------------------------------------------------------
 
-    async def _watch(self, resource_version: str, *, initial: bool = False) -> State:
+    async def _watch(self, resource_version: str, *, initial: bool = False) -> State:  # noqa: PLR0912 - client-go's watch loop, event by event
         """Watch from ``resource_version``; with ``initial``, as a streaming list."""
         if not initial:
             if self._watched_once:

@@ -320,7 +320,7 @@ class RESTClient:
                 self._warnings_seen.add(text)
             _log.warning("API server warning", warning=text, url=str(response.url))
 
-    async def _send(
+    async def _send(  # noqa: PLR0912, PLR0915 - one HTTP exchange: retry, fence, trace, errors
         self,
         method: str,
         path: str,

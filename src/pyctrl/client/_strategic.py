@@ -79,7 +79,7 @@ _OTHER_LISTS: dict[tuple[str, tuple[str, ...]], str] = {
 }
 
 
-def _list_strategy(kind: str, path: tuple[str, ...]) -> str | None:
+def _list_strategy(kind: str, path: tuple[str, ...]) -> str | None:  # noqa: PLR0911 - one answer per patch strategy
     """The merge key of the list at ``path`` ("[]" steps into list items), or None if atomic."""
     if len(path) >= 2 and path[-2] == "metadata":
         if path[-1] == "finalizers":
@@ -185,7 +185,7 @@ def _keyed(items: list[Any], key: str) -> dict[Any, dict[str, Any]] | None:
     return out
 
 
-def _diff_lists(
+def _diff_lists(  # noqa: PLR0912 - apimachinery's list kinds
     patch: dict[str, Any],
     field: str,
     old: list[Any],

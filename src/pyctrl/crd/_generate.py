@@ -274,7 +274,7 @@ class _Meta:
             meta._add(item)
         return meta
 
-    def _add(self, item: Any) -> None:
+    def _add(self, item: Any) -> None:  # noqa: PLR0912 - dispatch on the constraint's kind
         if item is None:
             return
         if isinstance(item, FieldInfo):
@@ -325,7 +325,7 @@ def _unwrap(tp: Any, items: list[Any] | None = None) -> tuple[Any, list[Any]]:
             return tp, items
 
 
-def _apply_constraints(schema: dict[str, Any], constraints: list[Any], ctx: _Context) -> None:
+def _apply_constraints(schema: dict[str, Any], constraints: list[Any], ctx: _Context) -> None:  # noqa: PLR0912 - dispatch on the constraint's kind
     kind = schema.get("type")
     int_or_string = bool(schema.get("x-kubernetes-int-or-string"))
     numeric = kind in ("integer", "number") or int_or_string
@@ -438,7 +438,7 @@ class _Generator:
         schema["nullable"] = True
         return schema
 
-    def _base_schema(self, tp: Any, meta: _Meta, ctx: _Context) -> dict[str, Any]:
+    def _base_schema(self, tp: Any, meta: _Meta, ctx: _Context) -> dict[str, Any]:  # noqa: PLR0911, PLR0912 - dispatch on the annotation
         origin = get_origin(tp)
         args = get_args(tp)
         if tp is Any or tp is object:

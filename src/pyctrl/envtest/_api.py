@@ -59,7 +59,9 @@ from pyctrl.envtest._errors import (
     invalid,
     method_not_allowed,
     not_found,
+    parse_resource_version,
     resource_expired,
+    resource_version_problem,
 )
 from pyctrl.envtest._jsonpath import JSONPathError, find
 from pyctrl.envtest._selectors import (
@@ -541,12 +543,9 @@ class API:
 
     @staticmethod
     def _parse_rv(value: str) -> int:
-        try:
-            rv = int(value)
-        except ValueError:
-            raise bad_request(f'invalid resource version "{value}"') from None
-        if rv < 0:
-            raise bad_request(f'invalid resource version "{value}"')
+        rv = parse_resource_version(value)
+        if rv is None:
+            raise bad_request(f"invalid resource version: {resource_version_problem(value)}")
         return rv
 
     @staticmethod
@@ -627,6 +626,17 @@ class API:
                 f"version ({rt.api_version})"
             )
         got_kind = obj.get("kind")
+        if got_kind and got_kind != want_kind and rt.crd_name and not kind:
+            # The unstructured decoder keeps the body's kind; the custom resource
+            # validator then refuses it (customResourceValidator.ValidateTypeMeta).
+            meta = obj.get("metadata")
+            name = str(meta.get("name") or "") if isinstance(meta, dict) else ""
+            raise invalid(
+                rt.group,
+                str(got_kind),
+                name,
+                [field_invalid("kind", got_kind, f"must be {rt.kind}")],
+            )
         if got_kind and got_kind != want_kind:
             raise bad_request(
                 f"the kind in the data ({got_kind}) does not match the expected kind ({want_kind})"
@@ -948,7 +958,12 @@ class API:
     def _validate(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         causes = _validation.validate_object_meta(rt, obj)
         if old is not None:
-            causes.extend(_validation.validate_meta_update(obj, old))
+            # kube-apiserver checks the metadata update twice: with the common fields
+            # (rest.BeforeUpdate) and again in the strategy's ValidateUpdate; both errors
+            # are reported.
+            meta_update = _validation.validate_meta_update(obj, old)
+            causes.extend(meta_update)
+            causes.extend(meta_update)
         if rt.crd_name:
             if rt.schema is not None:
                 for fc in validate(obj, rt.schema, old=old):
@@ -1075,7 +1090,7 @@ class API:
                     [
                         field_invalid(
                             "spec.clusterIPs",
-                            GoLiteral(f'[]string{{"{ip}"}}'),
+                            [ip],
                             f"failed to allocate IP {ip}: the provided IP ({ip}) is not in the "
                             f"valid range. The range of valid IPs is {self.ips.network}",
                         )
@@ -1089,7 +1104,7 @@ class API:
                     [
                         field_invalid(
                             "spec.clusterIPs",
-                            GoLiteral(f'[]string{{"{ip}"}}'),
+                            [ip],
                             f"failed to allocate IP {ip}: provided IP is already allocated",
                         )
                     ],
@@ -1418,7 +1433,7 @@ class API:
                         [
                             field_invalid(
                                 "metadata.resourceVersion",
-                                GoLiteral("0x0"),
+                                0,
                                 "must be specified for an update",
                             )
                         ],

@@ -5,8 +5,18 @@ and an existing cluster: the same binaries controller-runtime's envtest runs,
 found in a directory (``binary_assets_directory`` or ``KUBEBUILDER_ASSETS``, as
 ``setup-envtest`` lays them out). Each start gets its own temporary directory,
 free ports, a fresh CA and serving certificate, a token-file user in
-``system:masters``, and a service-account signing key pair. Stopping sends
-SIGTERM, waits a bounded time, then kills.
+``system:masters``, a client certificate for the same user, and a service-account
+signing key pair. Stopping sends SIGTERM, waits a bounded time, then kills.
+
+Instead of ``kube-apiserver`` the directory may hold ``kube-apiextensions``:
+apiextensions-apiserver's own server (the CustomResourceDefinition server that
+kube-apiserver embeds), run standalone. It serves CRDs and custom resources only (no
+built-in kinds, no root discovery, no OpenAPI) and authenticates by client certificate
+alone: its delegating authenticator would need a TokenReview API for tokens. Its
+delegating clients get a kubeconfig pointing at an address where nothing listens;
+they are built but never called, since ``system:masters`` is always authorized and
+the admission plugins that would call them are disabled. ``tests/realserver.py``
+builds it from Debian's Go sources.
 """
 
 from __future__ import annotations
@@ -31,10 +41,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ADMIN_GROUP",
     "ADMIN_USER",
+    "APIEXTENSIONS_SERVER",
     "BinariesNotFoundError",
     "ControlPlane",
     "ControlPlaneError",
     "ControlPlaneFiles",
+    "apiextensions_args",
     "etcd_args",
     "find_binaries",
     "free_port",
@@ -48,6 +60,8 @@ ADMIN_GROUP = "system:masters"
 """The group of that user: cluster-admin on any RBAC-enabled server."""
 
 _BINARIES = ("etcd", "kube-apiserver")
+APIEXTENSIONS_SERVER = "kube-apiextensions"
+"""The CRD-only server's binary, used when the directory has no ``kube-apiserver``."""
 
 
 class ControlPlaneError(Exception):
@@ -59,7 +73,7 @@ class BinariesNotFoundError(ControlPlaneError):
 
 
 def find_binaries(directory: str | os.PathLike[str], *, source: str) -> dict[str, Path]:
-    """Locate ``etcd`` and ``kube-apiserver`` in a directory.
+    """Locate ``etcd`` and ``kube-apiserver`` (or ``kube-apiextensions``) in a directory.
 
     Args:
         directory: Where to look.
@@ -67,11 +81,12 @@ def find_binaries(directory: str | os.PathLike[str], *, source: str) -> dict[str
             ``"KUBEBUILDER_ASSETS"``).
 
     Returns:
-        The path of each binary, by name.
+        The path of each binary, by name: ``etcd``, and ``kube-apiserver`` or, when the
+        directory has none, `APIEXTENSIONS_SERVER` (the CRD-only server).
 
     Raises:
         BinariesNotFoundError: If the directory does not exist or lacks an executable
-            ``etcd`` or ``kube-apiserver``.
+            ``etcd`` or ``kube-apiserver`` (and ``kube-apiextensions``).
     """
     path = Path(directory)
     hint = (
@@ -84,8 +99,11 @@ def find_binaries(directory: str | os.PathLike[str], *, source: str) -> dict[str
     missing: list[str] = []
     for name in _BINARIES:
         candidate = path / name
+        crd_only = path / APIEXTENSIONS_SERVER
         if candidate.is_file() and os.access(candidate, os.X_OK):
             found[name] = candidate
+        elif name == "kube-apiserver" and crd_only.is_file() and os.access(crd_only, os.X_OK):
+            found[APIEXTENSIONS_SERVER] = crd_only
         else:
             missing.append(name)
     if missing:
@@ -115,6 +133,10 @@ class ControlPlaneFiles:
         cert_file: kube-apiserver's serving certificate.
         key_file: Its key.
         token_file: kube-apiserver's static token file.
+        client_cert_file: The admin's client certificate (PEM, in ``system:masters``).
+        client_key_file: Its key.
+        delegation_kubeconfig: The CRD-only server's kubeconfig for its delegating
+            clients: an address where nothing listens.
         sa_key_file: Service-account signing key (private, PEM).
         sa_pub_file: Service-account verification key (public, PEM).
         etcd_client_port: etcd's client port.
@@ -129,6 +151,9 @@ class ControlPlaneFiles:
     cert_file: Path
     key_file: Path
     token_file: Path
+    client_cert_file: Path
+    client_key_file: Path
+    delegation_kubeconfig: Path
     sa_key_file: Path
     sa_pub_file: Path
     etcd_client_port: int
@@ -201,6 +226,55 @@ def kube_apiserver_args(files: ControlPlaneFiles, extra: Sequence[str] = ()) -> 
         "--service-account-issuer": f"{files.apiserver_url}/",
         "--cert-dir": str(files.directory / "apiserver-certs"),
     }
+    return _merge_flags(flags, extra)
+
+
+# Admission plugins of the CRD-only server that would call its (unreachable) delegating
+# clients, or configuration APIs it does not serve.
+_APIEXTENSIONS_DISABLED_ADMISSION = (
+    "NamespaceLifecycle",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionWebhook",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionWebhook",
+)
+
+
+def apiextensions_args(files: ControlPlaneFiles, extra: Sequence[str] = ()) -> list[str]:
+    """Return the CRD-only server's (``kube-apiextensions``) command-line flags.
+
+    Clients authenticate with the admin client certificate; the delegating
+    authentication and authorization clients, which it must be able to construct, get a
+    kubeconfig for an address where nothing listens (``system:masters`` is authorized
+    without asking). Flags in ``extra`` of the form ``--name=value`` replace the default
+    flag of the same name; others are appended.
+
+    Args:
+        files: The control plane's files and ports.
+        extra: Additional or overriding flags.
+
+    Returns:
+        The flags, without the binary.
+    """
+    delegation = str(files.delegation_kubeconfig)
+    flags: dict[str, str] = {
+        "--bind-address": files.host,
+        "--secure-port": str(files.apiserver_port),
+        "--etcd-servers": files.etcd_url,
+        "--tls-cert-file": str(files.cert_file),
+        "--tls-private-key-file": str(files.key_file),
+        "--client-ca-file": str(files.ca_file),
+        "--cert-dir": str(files.directory / "apiserver-certs"),
+        "--authentication-skip-lookup": "true",
+        "--authentication-kubeconfig": delegation,
+        "--authorization-kubeconfig": delegation,
+        "--kubeconfig": delegation,
+        "--disable-admission-plugins": ",".join(_APIEXTENSIONS_DISABLED_ADMISSION),
+    }
+    return _merge_flags(flags, extra)
+
+
+def _merge_flags(flags: dict[str, str], extra: Sequence[str]) -> list[str]:
     appended: list[str] = []
     for flag in extra:
         name, sep, value = flag.partition("=")
@@ -209,6 +283,16 @@ def kube_apiserver_args(files: ControlPlaneFiles, extra: Sequence[str] = ()) -> 
         else:
             appended.append(flag)
     return [f"{name}={value}" for name, value in flags.items()] + appended
+
+
+# Nothing listens on port 1: the CRD-only server's delegating clients are never called.
+_DELEGATION_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: none, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+users: [{name: none, user: {token: none}}]
+contexts: [{name: none, context: {cluster: none, user: none}}]
+current-context: none
+"""
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -233,6 +317,13 @@ def prepare_files(directory: Path, token: str, host: str = "127.0.0.1") -> Contr
     cert_dir = _certs.write_cert_dir(directory / "pki", serving)
     token_file = directory / "token.csv"
     _write_private(token_file, f'{token},{ADMIN_USER},1,"{ADMIN_GROUP}"\n'.encode())
+    client = _certs.issue_client_cert(ca, ADMIN_USER, [ADMIN_GROUP])
+    client_cert_file = directory / "pki" / "admin.crt"
+    client_key_file = directory / "pki" / "admin.key"
+    client_cert_file.write_bytes(client.cert_pem)
+    _write_private(client_key_file, client.key_pem)
+    delegation_kubeconfig = directory / "delegation.kubeconfig"
+    delegation_kubeconfig.write_text(_DELEGATION_KUBECONFIG)
     sa_key, sa_pub = _certs.generate_service_account_key()
     sa_key_file = directory / "pki" / "sa.key"
     sa_pub_file = directory / "pki" / "sa.pub"
@@ -248,6 +339,9 @@ def prepare_files(directory: Path, token: str, host: str = "127.0.0.1") -> Contr
         cert_file=cert_dir.cert_file,
         key_file=cert_dir.key_file,
         token_file=token_file,
+        client_cert_file=client_cert_file,
+        client_key_file=client_key_file,
+        delegation_kubeconfig=delegation_kubeconfig,
         sa_key_file=sa_key_file,
         sa_pub_file=sa_pub_file,
         etcd_client_port=free_port(host),
@@ -311,7 +405,8 @@ class ControlPlane:
     """etcd plus kube-apiserver, started from binaries and stopped cleanly.
 
     Args:
-        binaries: Paths of ``etcd`` and ``kube-apiserver`` (from `find_binaries`).
+        binaries: Paths of ``etcd`` and ``kube-apiserver`` or ``kube-apiextensions``
+            (from `find_binaries`).
         files: The files and ports prepared by `prepare_files`.
         token: The admin bearer token (also in the token file).
         start_timeout: Seconds to wait for kube-apiserver to report ready.
@@ -319,6 +414,9 @@ class ControlPlane:
         attach_output: Send the processes' output to this process's stdout/stderr
             instead of log files in the control plane's directory.
         apiserver_flags: Additional or overriding kube-apiserver flags.
+
+    Attributes:
+        crd_only: Whether the API server is the CRD-only ``kube-apiextensions``.
     """
 
     def __init__(
@@ -341,11 +439,14 @@ class ControlPlane:
             return None if attach_output else files.directory / f"{name}.log"
 
         self._etcd = _Process("etcd", [str(binaries["etcd"]), *etcd_args(files)], log("etcd"))
-        self._apiserver = _Process(
-            "kube-apiserver",
-            [str(binaries["kube-apiserver"]), *kube_apiserver_args(files, apiserver_flags)],
-            log("kube-apiserver"),
-        )
+        self.crd_only = "kube-apiserver" not in binaries
+        if self.crd_only:
+            name = APIEXTENSIONS_SERVER
+            argv = [str(binaries[name]), *apiextensions_args(files, apiserver_flags)]
+        else:
+            name = "kube-apiserver"
+            argv = [str(binaries[name]), *kube_apiserver_args(files, apiserver_flags)]
+        self._apiserver = _Process(name, argv, log(name))
 
     async def start(self) -> None:
         """Start etcd, then kube-apiserver, and return once ``/readyz`` answers 200.
@@ -364,8 +465,13 @@ class ControlPlane:
 
     async def _wait_ready(self) -> None:
         context = ssl.create_default_context(cafile=str(self.files.ca_file))
-        headers = {"Authorization": f"Bearer {self._token}"}
+        # Both servers accept the client certificate; only kube-apiserver the token.
+        context.load_cert_chain(str(self.files.client_cert_file), str(self.files.client_key_file))
+        headers = {} if self.crd_only else {"Authorization": f"Bearer {self._token}"}
         url = f"{self.files.apiserver_url}/readyz"
+        if self.crd_only:
+            # The informers of its delegating clients never sync (nothing to reach).
+            url += "?exclude=informer-sync"
         last_error = "no answer yet"
         try:
             async with (
@@ -393,8 +499,8 @@ class ControlPlane:
                     await asyncio.sleep(0.2)
         except TimeoutError:
             raise ControlPlaneError(
-                f"kube-apiserver was not ready within {self._start_timeout} s ({last_error}); "
-                f"last output:\n{self._apiserver.log_tail()}"
+                f"{self._apiserver.name} was not ready within {self._start_timeout} s "
+                f"({last_error}); last output:\n{self._apiserver.log_tail()}"
             ) from None
 
     async def stop(self) -> None:

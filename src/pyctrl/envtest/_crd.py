@@ -20,6 +20,7 @@ from pyctrl.envtest._resources import (
     PrinterColumn,
     ResourceType,
     StorageKey,
+    version_priority_key,
 )
 
 if TYPE_CHECKING:
@@ -78,6 +79,31 @@ def _columns(version: dict[str, Any]) -> tuple[PrinterColumn, ...]:
     )
 
 
+def _deprecation_warning(spec: dict[str, Any], version: dict[str, Any]) -> str:
+    """kube-apiserver's warning for a deprecated version (defaultDeprecationWarning)."""
+    if version.get("deprecated") is not True:
+        return ""
+    warning = version.get("deprecationWarning")
+    if isinstance(warning, str):
+        return warning
+    group = spec.get("group", "")
+    kind = (spec.get("names") or {}).get("kind", "")
+    name = str(version.get("name", ""))
+    message = f"{group}/{name} {kind} is deprecated"
+    newer = [
+        str(v.get("name", ""))
+        for v in spec.get("versions") or ()
+        if isinstance(v, dict)
+        and v.get("served")
+        and not v.get("deprecated")
+        and version_priority_key(name) > version_priority_key(str(v.get("name", "")))
+    ]
+    if newer:
+        best = min(newer, key=version_priority_key)
+        message += f"; use {group}/{best} {kind}"
+    return message
+
+
 def types_for(crd: dict[str, Any]) -> list[ResourceType]:
     """The resource types (one per served version) a CRD defines."""
     spec = _spec(crd)
@@ -130,6 +156,7 @@ def types_for(crd: dict[str, Any]) -> list[ResourceType]:
                 allow_unconditional_update=False,
                 field_paths=selectable,
                 crd_name=name,
+                deprecation_warning=_deprecation_warning(spec, version),
                 preserve_unknown_fields=bool(
                     isinstance(schema, dict) and schema.get("x-kubernetes-preserve-unknown-fields")
                 ),
@@ -155,6 +182,8 @@ class CRDController:
         old = self.api.registry.crd_types(name)
         self.api.registry.set_crd_types(name, [])
         keys = {rt.storage_key for rt in old}
+        for key in keys:
+            self.api.registry.cache_start.pop(key, None)
         if not keys:
             spec = _spec(crd)
             plural = (spec.get("names") or {}).get("plural")
@@ -230,15 +259,35 @@ class CRDController:
         old_types = self.api.registry.crd_types(name)
         new_types = types_for(crd) if accepted else []
         if [
-            (t.version, t.schema, t.printer_columns, t.subresources, t.scale_paths, t.field_paths)
+            (
+                t.version,
+                t.schema,
+                t.printer_columns,
+                t.subresources,
+                t.scale_paths,
+                t.field_paths,
+                t.deprecation_warning,
+            )
             for t in old_types
         ] != [
-            (t.version, t.schema, t.printer_columns, t.subresources, t.scale_paths, t.field_paths)
+            (
+                t.version,
+                t.schema,
+                t.printer_columns,
+                t.subresources,
+                t.scale_paths,
+                t.field_paths,
+                t.deprecation_warning,
+            )
             for t in new_types
         ] or [t.storage_key for t in old_types] != [t.storage_key for t in new_types]:
             self.api.registry.set_crd_types(name, new_types)
+            for t in new_types:
+                self.api.registry.cache_start.setdefault(t.storage_key, self.api.store.rv)
             self._redefault(old_types, new_types)
             removed = {t.storage_key for t in old_types} - {t.storage_key for t in new_types}
+            for key in removed:
+                self.api.registry.cache_start.pop(key, None)
             for key in removed:
                 self.hub.close_key(key, "custom resource definition changed")
 

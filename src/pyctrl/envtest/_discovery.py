@@ -383,7 +383,8 @@ def error_response(error: _errors.StatusError) -> web.Response:
 
 
 def _not_found() -> web.Response:
-    return error_response(_errors.unknown_resource())
+    # No handler serves an unknown group or version: kube-apiserver's mux answers.
+    return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
 
 
 def _json(body: bytes) -> web.Response:

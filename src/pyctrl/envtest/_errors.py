@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pyctrl._apiextensions.gofmt import _json_string
+
 OPTIMISTIC_LOCK_MESSAGE = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
@@ -287,8 +289,32 @@ class GoLiteral(str):
     __slots__ = ()
 
 
+class GoStruct(dict[str, Any]):
+    """A Go struct's JSON: fields in struct order, where a plain dict (a map) is sorted."""
+
+    __slots__ = ()
+
+
+def go_json(value: Any) -> str:
+    """``json.Marshal`` of a decoded value: maps sorted, `GoStruct` in order, HTML escaped."""
+    if isinstance(value, dict):
+        items = value.items() if isinstance(value, GoStruct) else sorted(value.items())
+        return "{" + ",".join(f"{_json_string(str(k))}:{go_json(v)}" for k, v in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(go_json(v) for v in value) + "]"
+    if isinstance(value, str):
+        return _json_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)
+
+
 def go_repr(value: Any) -> str:
-    """Print a value the way Go's ``%#v`` shows it in field errors (strings quoted)."""
+    """Print a value the way ``field.Error`` shows it: %v, strings quoted, else JSON."""
+    if isinstance(value, dict | list):
+        return go_json(value)
     if isinstance(value, GoLiteral):
         return str(value)
     if isinstance(value, str):
@@ -299,3 +325,23 @@ def go_repr(value: Any) -> str:
     if value is None:
         return "null"
     return str(value)
+
+
+_UINT64_MAX = 2**64 - 1
+
+
+def parse_resource_version(value: str) -> int | None:
+    """A resourceVersion as Go's ``strconv.ParseUint(value, 10, 64)`` reads it, else None."""
+    if not value or not value.isascii() or not value.isdigit():
+        return None
+    rv = int(value)
+    return rv if rv <= _UINT64_MAX else None
+
+
+def resource_version_problem(value: str) -> str:
+    """The field error kube-apiserver gives for an unparsable resourceVersion."""
+    if value and value.isascii() and value.isdigit():
+        problem = f'strconv.ParseUint: parsing "{value}": value out of range'
+    else:
+        problem = f'strconv.ParseUint: parsing "{value}": invalid syntax'
+    return f"resourceVersion: Invalid value: {go_repr(value)}: {problem}"

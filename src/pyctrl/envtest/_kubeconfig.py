@@ -25,22 +25,34 @@ def kubeconfig_dict(
     server: str,
     *,
     ca_pem: bytes,
-    token: str,
+    token: str | None = None,
+    client_cert_pem: bytes | None = None,
+    client_key_pem: bytes | None = None,
     name: str = "envtest",
     user: str = "envtest-admin",
 ) -> dict[str, Any]:
-    """Build a kubeconfig with one cluster, one token user and one current context.
+    """Build a kubeconfig with one cluster, one user and one current context.
+
+    The user authenticates by bearer token, by client certificate, or both.
 
     Args:
         server: The API server URL, e.g. ``https://127.0.0.1:41234``.
         ca_pem: The PEM CA certificate that signed the server's certificate.
         token: The bearer token.
+        client_cert_pem: A PEM client certificate.
+        client_key_pem: Its PEM private key.
         name: Name of the cluster and of the context.
         user: Name of the user entry.
 
     Returns:
         The kubeconfig as a dict (``apiVersion: v1, kind: Config``).
     """
+    credentials: dict[str, str] = {}
+    if token is not None:
+        credentials["token"] = token
+    if client_cert_pem is not None and client_key_pem is not None:
+        credentials["client-certificate-data"] = base64.b64encode(client_cert_pem).decode()
+        credentials["client-key-data"] = base64.b64encode(client_key_pem).decode()
     return {
         "apiVersion": "v1",
         "kind": "Config",
@@ -54,7 +66,7 @@ def kubeconfig_dict(
                 },
             }
         ],
-        "users": [{"name": user, "user": {"token": token}}],
+        "users": [{"name": user, "user": credentials}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": user}}],
         "current-context": name,
     }

@@ -100,6 +100,8 @@ class ResourceType:
     from_storage: Converter | None = field(default=None, compare=False, hash=False)
     crd_name: str = ""
     """Name of the CustomResourceDefinition that defines this type ('' for built-ins)."""
+    deprecation_warning: str = ""
+    """The Warning of every request on a deprecated CRD version (empty: not deprecated)."""
     preserve_unknown_fields: bool = False
 
     @property
@@ -144,6 +146,9 @@ class Registry:
         self._by_gvk: dict[tuple[str, str, str], ResourceType] = {}
         self._by_crd: dict[str, list[ResourceType]] = {}
         self.generation = 0
+        # The resourceVersion each storage's watch cache starts at (kube-apiserver's
+        # listResourceVersion): watches from an older version are Expired.
+        self.cache_start: dict[StorageKey, int] = {}
         for rt in types:
             self._add(rt)
 

@@ -61,8 +61,9 @@ from pyctrl.envtest._errors import (
     method_not_allowed,
     not_acceptable,
     not_found,
+    parse_resource_version,
+    resource_version_problem,
     unauthorized,
-    unknown_resource,
     unsupported_media_type,
 )
 from pyctrl.envtest._eviction import evict
@@ -122,6 +123,15 @@ class _Negotiated:
 
     kind: str  # "json", "yaml", "table", "meta"
     version: str = "v1"
+
+
+# Request key of the deprecation warning of a deprecated CRD version.
+_DEPRECATION = web.RequestKey("pyctrl.envtest.deprecation", str)
+
+
+def _page_not_found() -> web.Response:
+    """The answer of kube-apiserver's mux for a path no API serves."""
+    return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
 
 
 @dataclass(frozen=True)
@@ -370,6 +380,9 @@ class APIServer:
         if not self._bootstrapped:
             await self._bootstrap()
             self._bootstrapped = True
+            # The built-in types' watch caches start with the server.
+            for key in self.registry.storage_keys():
+                self.registry.cache_start.setdefault(key, self.store.rv)
 
     async def _start_http(self, port: int) -> None:
         app = web.Application(client_max_size=_MAX_BODY + 1024, middlewares=[self._middleware])
@@ -602,54 +615,63 @@ class APIServer:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         try:
-            return await self._dispatch(request)
+            response: web.StreamResponse = await self._dispatch(request)
         except StatusError as exc:
-            return self._status_response(exc)
+            response = self._status_response(exc)
         except (ConnectionResetError, asyncio.CancelledError):
             raise
         except Exception as exc:
             logger.exception("internal error serving %s %s", request.method, request.path)
-            return self._status_response(
+            response = self._status_response(
                 StatusError(500, "InternalError", f"Internal error occurred: {exc}", details=False)
             )
+        warning = request.get(_DEPRECATION)
+        if warning and not response.prepared:
+            # The CRD handler warns on every request of a deprecated version, first.
+            quoted = warning.replace("\\", "\\\\").replace('"', '\\"')
+            previous = response.headers.getall("Warning", [])
+            response.headers["Warning"] = f'299 - "{quoted}"'
+            for value in previous:
+                response.headers.add("Warning", value)
+        return response
 
     # --- routing --------------------------------------------------------------------------
 
     def _route(self, path: str) -> _Target | web.Response:
         parts = [p for p in path.split("/") if p != ""]
         if not parts or parts[0] not in ("api", "apis"):
-            return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
+            return _page_not_found()
         if parts[0] == "api":
             if len(parts) < 2:
-                raise unknown_resource()
+                return _page_not_found()
             group, version, rest = "", parts[1], parts[2:]
         else:
             if len(parts) < 3:
-                raise unknown_resource()
+                return _page_not_found()
             group, version, rest = parts[1], parts[2], parts[3:]
         legacy_watch = False
         if rest and rest[0] == "watch":
             legacy_watch = True
             rest = rest[1:]
         if not rest:
-            raise unknown_resource()
+            return _page_not_found()
         namespace: str | None = None
         if rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
             namespace = rest[1]
             rest = rest[2:]
         if len(rest) > 3:
-            raise unknown_resource()
+            return _page_not_found()
         rt = self.registry.lookup(group, version, rest[0])
         if rt is None:
-            raise unknown_resource()
+            return _page_not_found()
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else ""
         if rt.namespaced and namespace is None and name is not None:
-            raise unknown_resource()
+            return _page_not_found()
         if not rt.namespaced and namespace is not None:
-            raise unknown_resource()
+            return _page_not_found()
         if sub and sub not in rt.subresources:
-            raise unknown_resource()
+            return _page_not_found()
         return _Target(rt, namespace, name, sub, legacy_watch)
 
     @staticmethod
@@ -661,7 +683,11 @@ class APIServer:
                 return "watch"
             return "list" if target.name is None else "get"
         if method == "POST":
-            return "create" if target.name is None else ""
+            # The CRD handler creates on a POST to an object path too (the body names the
+            # object); kube-apiserver's own routes only accept POST on collections.
+            if target.name is None or (target.rt.crd_name and not target.subresource):
+                return "create"
+            return ""
         if method == "PUT":
             return "update" if target.name is not None else ""
         if method == "PATCH":
@@ -681,6 +707,8 @@ class APIServer:
             return routed
         target = routed
         rt = target.rt
+        if rt.deprecation_warning:
+            request[_DEPRECATION] = rt.deprecation_warning
         if target.subresource == "eviction" and rt.storage_key == ("", "pods"):
             if request.method != "POST":
                 raise method_not_allowed()
@@ -764,9 +792,12 @@ class APIServer:
         return await request.read()
 
     async def _decode_object(self, request: web.Request) -> dict[str, Any]:
-        content_type = (request.content_type or _JSON).lower()
+        # Without a Content-Type the first supported type (JSON) decodes; aiohttp would
+        # report application/octet-stream, which kube-apiserver refuses when sent.
+        sent = "Content-Type" in request.headers
+        content_type = (request.content_type if sent else _JSON).lower()
         raw = await self._read_body(request)
-        if content_type in (_JSON, "application/octet-stream", "text/plain", "*/*", ""):
+        if content_type in (_JSON, ""):
             try:
                 value = orjson.loads(raw) if raw else None
             except orjson.JSONDecodeError as exc:
@@ -788,7 +819,7 @@ class APIServer:
             except yaml.YAMLError as exc:
                 raise bad_request(f"error converting YAML to JSON: {exc}") from None
         else:
-            raise unsupported_media_type([_JSON, _YAML])
+            raise unsupported_media_type([_JSON, _YAML, _PROTOBUF])
         if not isinstance(value, dict):
             raise bad_request(
                 "Object 'Kind' is missing in '" + raw.decode(errors="replace")[:200] + "'"
@@ -1112,6 +1143,9 @@ class APIServer:
         else:
             wanted = self._parse_rv(rv_text)
             try:
+                start = self.registry.cache_start.get(rt.storage_key, 0)
+                if wanted < start:
+                    raise TooOld(wanted, start)
                 history = self.store.events_since(wanted, rt.storage_key)
             except TooOld as exc:
                 error = StatusError(410, "Expired", str(exc), details=False).to_status()
@@ -1208,12 +1242,11 @@ class APIServer:
 
     @staticmethod
     def _parse_rv(value: str) -> int:
-        try:
-            rv = int(value)
-        except ValueError:
-            raise bad_request(f'invalid resource version "{value}"') from None
-        if rv < 0:
-            raise bad_request(f'invalid resource version "{value}"')
+        # The watch cache parses the version (storage.APIObjectVersioner) and answers its
+        # error as an internal one: 500, without a reason.
+        rv = parse_resource_version(value)
+        if rv is None:
+            raise StatusError(500, "", resource_version_problem(value), details=False)
         return rv
 
     # --- handlers: write ------------------------------------------------------------------

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
 from pyctrl.envtest._errors import (
     Cause,
-    GoLiteral,
+    GoStruct,
     field_forbidden,
     field_invalid,
     field_required,
@@ -161,7 +162,7 @@ def _owner_references(refs: list[Any]) -> list[Cause]:
         causes.append(
             field_invalid(
                 "metadata.ownerReferences",
-                GoLiteral("[]v1.OwnerReference{...}"),
+                [_owner_reference_json(r) for r in refs if isinstance(r, dict)],
                 'Only one reference can have Controller set to true. Found "true" in '
                 f"references for {' and '.join(controllers)}",
             )
@@ -191,9 +192,34 @@ def validate_meta_update(new: dict[str, Any], old: dict[str, Any]) -> list[Cause
     return causes
 
 
-def _go_map(m: dict[str, Any]) -> str:
-    inner = ", ".join(f'"{k}":"{v}"' for k, v in sorted(m.items()))
-    return f"map[string]string{{{inner}}}"
+def _owner_reference_json(ref: dict[str, Any]) -> dict[str, Any]:
+    """A metav1.OwnerReference as json.Marshal writes it: its fields in struct order."""
+    out = GoStruct({k: ref.get(k, "") for k in ("apiVersion", "kind", "name", "uid")})
+    out.update({k: ref[k] for k in ("controller", "blockOwnerDeletion") if ref.get(k) is not None})
+    return out
+
+
+def _label_selector_json(selector: Any) -> dict[str, Any]:
+    """A metav1.LabelSelector as json.Marshal writes it (empty parts left out)."""
+    out = GoStruct()
+    if not isinstance(selector, dict):
+        return out
+    if selector.get("matchLabels"):
+        out["matchLabels"] = selector["matchLabels"]
+    expressions = [
+        GoStruct(
+            {
+                "key": e.get("key", ""),
+                "operator": e.get("operator", ""),
+                **({"values": e["values"]} if e.get("values") else {}),
+            }
+        )
+        for e in selector.get("matchExpressions") or ()
+        if isinstance(e, dict)
+    ]
+    if expressions:
+        out["matchExpressions"] = expressions
+    return out
 
 
 def _containers(spec: dict[str, Any], path: str) -> list[Cause]:
@@ -245,7 +271,7 @@ def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
             causes.append(
                 field_invalid(
                     "spec.selector",
-                    GoLiteral("v1.LabelSelector{}"),
+                    _label_selector_json(selector),
                     "empty selector is invalid for deployment",
                 )
             )
@@ -254,15 +280,13 @@ def _workload(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
             causes.append(
                 field_invalid(
                     "spec.template.metadata.labels",
-                    GoLiteral(_go_map(template_labels)),
+                    dict(template_labels),
                     "`selector` does not match template `labels`",
                 )
             )
         if old is not None and (old.get("spec") or {}).get("selector") != selector:
             causes.append(
-                field_invalid(
-                    "spec.selector", GoLiteral("v1.LabelSelector{...}"), "field is immutable"
-                )
+                field_invalid("spec.selector", _label_selector_json(selector), "field is immutable")
             )
     template = spec.get("template")
     if not isinstance(template, dict):
@@ -294,6 +318,92 @@ def _config_keys(obj: dict[str, Any]) -> list[Cause]:
                 causes.append(field_invalid("data", key, "duplicate of key present in binaryData"))
             seen.add(key)
     return causes
+
+
+_IMMUTABLE_SET = "field is immutable when `immutable` is set"
+
+
+def _immutable_data(
+    obj: dict[str, Any], old: dict[str, Any] | None, fields: tuple[str, ...]
+) -> list[Cause]:
+    """``ValidateConfigMapUpdate`` / ``ValidateSecretUpdate``: an immutable object stays so."""
+    if old is None or old.get("immutable") is not True:
+        return []
+    causes: list[Cause] = []
+    if obj.get("immutable") is not True:
+        causes.append(field_forbidden("immutable", _IMMUTABLE_SET))
+    for field in fields:
+        if (obj.get(field) or {}) != (old.get(field) or {}):
+            causes.append(field_forbidden(field, _IMMUTABLE_SET))
+    return causes
+
+
+# ValidateSecret's required data keys by type (the basic-auth and ssh-auth paths are
+# literally "data[%s][key]" in kube-apiserver).
+_SECRET_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "kubernetes.io/dockercfg": (("data", ".dockercfg"),),
+    "kubernetes.io/dockerconfigjson": (("data", ".dockerconfigjson"),),
+    "kubernetes.io/tls": (("data", "tls.crt"), ("data", "tls.key")),
+}
+
+
+def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """``ValidateSecretUpdate`` and ``ValidateSecret``: type, immutability, required keys."""
+    causes: list[Cause] = []
+    kind = obj.get("type") or ""
+    if old is not None and kind != (old.get("type") or ""):
+        causes.append(field_invalid("type", kind, "field is immutable"))
+    causes.extend(_immutable_data(obj, old, ("data",)))
+    causes.extend(_config_keys(obj))
+    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    assert isinstance(data, dict)
+    if kind in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+        ((_, key),) = _SECRET_KEYS[kind]
+        if key not in data:
+            causes.append(field_required(f"data[{key}]"))
+        else:
+            try:
+                decoded = json.loads(base64.b64decode(str(data[key])))
+            except (ValueError, binascii.Error) as exc:
+                causes.append(field_invalid(f"data[{key}]", "<secret contents redacted>", str(exc)))
+            else:
+                if not isinstance(decoded, dict):
+                    causes.append(
+                        field_invalid(
+                            f"data[{key}]",
+                            "<secret contents redacted>",
+                            f"json: cannot unmarshal {_json_kind(decoded)} into Go value of "
+                            "type map[string]interface {}",
+                        )
+                    )
+    elif kind == "kubernetes.io/tls":
+        causes.extend(field_required(f"data[{k}]") for _, k in _SECRET_KEYS[kind] if k not in data)
+    elif kind == "kubernetes.io/basic-auth":
+        if "username" not in data and "password" not in data:
+            causes.append(field_required("data[%s][username]"))
+            causes.append(field_required("data[%s][password]"))
+    elif kind == "kubernetes.io/ssh-auth":
+        if not data.get("ssh-privatekey"):
+            causes.append(field_required("data[%s][ssh-privatekey]"))
+    elif kind == "kubernetes.io/service-account-token":
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if not annotations.get("kubernetes.io/service-account.name"):
+            causes.append(
+                field_required("metadata.annotations[kubernetes.io/service-account.name]")
+            )
+    return causes
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if value is None:
+        return "null"
+    return "number"
 
 
 def base64_problem(obj: dict[str, Any], field: str = "data") -> str:
@@ -376,9 +486,9 @@ def validate_builtin(
     if group == "apps" and kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
         return _workload(obj, old)
     if group == "" and kind == "ConfigMap":
-        return _config_keys(obj)
+        return _immutable_data(obj, old, ("data", "binaryData")) + _config_keys(obj)
     if group == "" and kind == "Secret":
-        return _config_keys(obj)
+        return _secret(obj, old)
     if group == "" and kind == "Service":
         return _service(obj, old)
     if group == "" and kind == "Pod":

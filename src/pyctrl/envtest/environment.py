@@ -15,7 +15,9 @@ It has three modes, chosen at start:
   ``KUBECONFIG`` / ``~/.kube/config``); CRDs it installs there are removed at stop.
 * **binaries**: ``binary_assets_directory`` or ``KUBEBUILDER_ASSETS`` names a directory
   with ``etcd`` and ``kube-apiserver`` (as ``setup-envtest`` installs them); they are
-  started on free ports with generated certificates and stopped at the end.
+  started on free ports with generated certificates and stopped at the end. A directory
+  with ``kube-apiextensions`` instead of ``kube-apiserver`` runs the real CRD-only API
+  server (custom resources only; clients authenticate by client certificate).
 
 Code under test gets the same thing in every mode, so tests written against the
 embedded server can be run unchanged against a real cluster.
@@ -67,6 +69,8 @@ _CRD_API = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 _CRD_EXTENSIONS = (".yaml", ".yml", ".json")
 _TRUE = ("1", "t", "true", "y", "yes", "on")
 _FALSE = ("", "0", "f", "false", "n", "no", "off")
+# Starts of the binaries tried before giving up when a picked port was taken meanwhile.
+_PORT_ATTEMPTS = 3
 
 
 class EnvtestError(PyctrlError):
@@ -331,6 +335,8 @@ class Environment:
         """The bearer token generated for the embedded server or the binaries."""
         self.crds: list[dict[str, Any]] = []
         """The CRDs installed at start, as the server returned them once Established."""
+        self.crd_only = False
+        """Whether the server serves custom resources only (``kube-apiextensions``)."""
 
         self._config: k8s_client.Configuration | None = None
         self._kubeconfig_path: Path | None = None
@@ -487,6 +493,7 @@ class Environment:
                 self._webhook_previous = {}
                 self._conversion_previous = {}
                 self.token = None
+                self.crd_only = False
                 self._started = False
 
     async def install_crds(
@@ -874,27 +881,58 @@ class Environment:
             raise BinariesNotFoundError(str(exc)) from None
         token = _certs.generate_token()
         self.token = token
-        files = _binaries.prepare_files(self._tmpdir, token, self._host)
         attach = self._attach_output
         if attach is None:
             attach = _env_flag("KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT")
-        plane = _binaries.ControlPlane(
-            binaries,
-            files,
-            token=token,
-            start_timeout=self._start_timeout
-            if self._start_timeout is not None
-            else _env_seconds("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", 60.0),
-            stop_timeout=self._stop_timeout
-            if self._stop_timeout is not None
-            else _env_seconds("KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT", 20.0),
-            attach_output=attach,
-            apiserver_flags=self._apiserver_flags,
+        # The ports are picked free, then bound by the processes: another process may take
+        # one in between. Such a start is retried on fresh ports, a bounded number of times.
+        for attempt in range(_PORT_ATTEMPTS):
+            where = self._tmpdir if attempt == 0 else self._tmpdir / f"retry-{attempt}"
+            where.mkdir(mode=0o700, exist_ok=True)
+            files = _binaries.prepare_files(where, token, self._host)
+            plane = _binaries.ControlPlane(
+                binaries,
+                files,
+                token=token,
+                start_timeout=self._start_timeout
+                if self._start_timeout is not None
+                else _env_seconds("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", 60.0),
+                stop_timeout=self._stop_timeout
+                if self._stop_timeout is not None
+                else _env_seconds("KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT", 20.0),
+                attach_output=attach,
+                apiserver_flags=self._apiserver_flags,
+            )
+            self._control_plane = plane
+            try:
+                await plane.start()
+                break
+            except _binaries.ControlPlaneError as exc:
+                if "address already in use" in str(exc) and attempt + 1 < _PORT_ATTEMPTS:
+                    logger.warning("control plane port taken; retrying on other ports")
+                    continue
+                raise ControlPlaneError(str(exc)) from exc
+        if not plane.crd_only:
+            self._write_kubeconfig(files.apiserver_url, files.ca_file.read_bytes(), token)
+            self._token_configuration(files.apiserver_url, files.ca_file, token)
+            return
+        # The CRD-only server authenticates client certificates only.
+        self.crd_only = True
+        self.token = None
+        configuration = k8s_client.Configuration()
+        configuration.host = files.apiserver_url
+        configuration.ssl_ca_cert = str(files.ca_file)
+        configuration.cert_file = str(files.client_cert_file)
+        configuration.key_file = str(files.client_key_file)
+        self._config = configuration
+        path = self._tmpdir / "kubeconfig"
+        _kubeconfig.write_kubeconfig(
+            path,
+            _kubeconfig.kubeconfig_dict(
+                files.apiserver_url,
+                ca_pem=files.ca_file.read_bytes(),
+                client_cert_pem=files.client_cert_file.read_bytes(),
+                client_key_pem=files.client_key_file.read_bytes(),
+            ),
         )
-        self._control_plane = plane
-        try:
-            await plane.start()
-        except _binaries.ControlPlaneError as exc:
-            raise ControlPlaneError(str(exc)) from exc
-        self._write_kubeconfig(files.apiserver_url, files.ca_file.read_bytes(), token)
-        self._token_configuration(files.apiserver_url, files.ca_file, token)
+        self._kubeconfig_path = path

@@ -179,7 +179,7 @@ class Server:
             metrics.webhook_latency_seconds.labels(name).observe(time.perf_counter() - started)
             metrics.webhook_requests_total.labels(name, code).inc()
 
-    async def _answer(self, request: web.Request, handler: ReviewHandler) -> web.Response:
+    async def _answer(self, request: web.Request, handler: ReviewHandler) -> web.Response:  # noqa: PLR0911 - one answer per admission outcome
         content_type = request.content_type
         if content_type != "application/json":
             return _plain(400, f"contentType={content_type}, expected application/json")

@@ -340,7 +340,7 @@ class WorkQueue(Generic[K]):
         self._retries += 1
         self._metrics.retried()
 
-    def _add(self, key: K, delay: float, priority: int, trigger: Trigger | None = None) -> None:
+    def _add(self, key: K, delay: float, priority: int, trigger: Trigger | None = None) -> None:  # noqa: PLR0912 - client-go's add: dirty, processing, delay
         if self._shutting_down:
             return
         now = self._clock.now()

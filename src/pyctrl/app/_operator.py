@@ -1,0 +1,150 @@
+"""`Operator`: one object gives an operator's process entry point and its manifests."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from pyctrl.app import _assembly, _flags, _manifests
+from pyctrl.errors import ConfigError
+
+if TYPE_CHECKING:
+    import argparse
+    import os
+    from collections.abc import Awaitable, Callable, Sequence
+    from pathlib import Path
+
+    from pyctrl._kubernetes import Configuration
+    from pyctrl.app._manifests import PolicyRule
+    from pyctrl.config import Config
+    from pyctrl.manager import Manager
+    from pyctrl.resource import CustomResource
+    from pyctrl.webhook import LocalWebhooks
+
+__all__ = ["Operator", "Setup"]
+
+Setup: TypeAlias = "Callable[[Manager], Awaitable[None] | None]"
+"""What ``setup`` is: a function given the Manager, plain or a coroutine function."""
+
+
+@dataclass
+class Operator:
+    """An operator: its types, its setup, and how it is deployed.
+
+    Attributes:
+        name: Short name, e.g. ``mysrv``; prefixes every generated object.
+        types: Custom resource types (every version) whose CRDs it owns.
+        setup: Registers controllers and webhooks on a Manager (plain or coroutine).
+        namespace: Where the operator runs (``<name>-system``).
+        image: The container image of the manager.
+        extra_rules: RBAC rules beyond what is derived from ``setup``.
+        leader_election_id: The Lease name (``<name>.pyctrl.dev``).
+        replicas: Replicas of the generated Deployment. Above 1 they run sharded
+            (``--shard-ring=<name>``, `pyctrl.shardelection`): every replica reconciles its
+            share of the objects, instead of one leader and idle standbys.
+    """
+
+    name: str
+    types: Sequence[type[CustomResource]]
+    setup: Setup
+    namespace: str = ""
+    image: str = ""
+    extra_rules: Sequence[PolicyRule] = ()
+    leader_election_id: str = ""
+    replicas: int = 1
+    _parser: argparse.ArgumentParser | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.namespace = self.namespace or f"{self.name}-system"
+        self.image = self.image or f"{self.command_name}:latest"
+        self.leader_election_id = self.leader_election_id or f"{self.name}.pyctrl.dev"
+
+    @property
+    def command_name(self) -> str:
+        """The program's name: ``<name>-operator``, or the name if it ends in ``-operator``.
+
+        It names the image, the field manager and ``--help``'s usage line.
+        """
+        return self.name if self.name.endswith("-operator") else f"{self.name}-operator"
+
+    # -- the command line and the manager (`pyctrl.app._flags`, `_assembly`) ----------
+
+    def parser(self) -> argparse.ArgumentParser:
+        """The command-line flags (controller-runtime's usual ones)."""
+        return _flags.parser(self)
+
+    async def create_manager(
+        self, config: Config | Configuration, args: argparse.Namespace | None = None
+    ) -> Manager:
+        """Build the Manager from flags and run ``setup`` (see `_assembly.create_manager`).
+
+        Without ``args`` (a manager built in a test), the flags' defaults apply, except
+        that metrics and health probes are not served.
+
+        Raises:
+            ConfigError: ``--leader-elect`` outside a cluster without
+                ``--leader-election-namespace``.
+        """
+        return await _assembly.create_manager(self, config, args)
+
+    async def run(
+        self, argv: Sequence[str] | None = None, *, webhook_host: str | None = None
+    ) -> None:
+        """Parse flags, build the manager and run it until SIGTERM/SIGINT.
+
+        Args:
+            argv: The operator's flags (default: the process's).
+            webhook_host: Local webhook development (``pyctrl run --webhook-host``): serve
+                the webhooks with a fresh certificate for this address of the machine, and
+                register configurations pointing at it while running (`local_webhooks`).
+        """
+        await _assembly.run(self, argv, webhook_host=webhook_host)
+
+    def local_webhooks(self, manager: Manager, host: str, ca_bundle: bytes) -> LocalWebhooks:
+        """The runnable registering ``manager``'s webhooks at ``host`` while it runs.
+
+        The configurations are named ``<name>-dev-mutating-webhook-configuration`` (and
+        validating), apart from the deployed operator's.
+        """
+        return _assembly.local_webhooks(self, manager, host, ca_bundle)
+
+    def main(self, argv: Sequence[str] | None = None, *, webhook_host: str | None = None) -> None:
+        """The process entry point (``python -m your_operator``).
+
+        A configuration problem (no or a broken kubeconfig; ``--leader-elect`` outside a
+        cluster without ``--leader-election-namespace``) is one line on stderr and exit
+        status 1, not a traceback. ``webhook_host``: see `run`.
+        """
+        try:
+            asyncio.run(self.run(argv, webhook_host=webhook_host))
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise SystemExit(1) from None
+
+    # -- manifests (`pyctrl.app._manifests`) -------------------------------------------
+
+    def rbac_rules(self, manager: Manager) -> list[PolicyRule]:
+        """Least-privilege rules for what ``setup`` registered on ``manager``."""
+        return _manifests.rbac_rules(self, manager)
+
+    async def manifests(self) -> dict[str, list[dict[str, Any]]]:
+        """Every manifest, by file name under ``config/``.
+
+        crd/, rbac/ (with the metrics auth and reader roles), manager/ (with the metrics
+        Service), webhook/ and prometheus/ (a ServiceMonitor).
+        """
+        return await _manifests.manifests(self)
+
+    async def render_manifests(self) -> dict[str, str]:
+        """The manifests as YAML text, by relative file name (what `write_manifests` writes)."""
+        return await _manifests.render_manifests(self)
+
+    async def write_manifests(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Write every manifest under ``directory`` (``config/``); return the files written.
+
+        Files of the generated subdirectories that are no longer produced are removed, so
+        the directory always matches the Python types.
+        """
+        return await _manifests.write_manifests(self, directory)
