@@ -1,4 +1,8 @@
-"""Manager assembly: build an operator's Manager from its flags, run ``setup``, run it."""
+"""Manager assembly: build an operator's Manager from its flags, run ``setup``, run it.
+
+The functions call the `Operator`'s own methods (``parser``, ``create_manager``,
+``local_webhooks``), so an operator subclass that adds flags is obeyed.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import inspect
 import tempfile
 from typing import TYPE_CHECKING
 
-from pyctrl.app._flags import manager_options, parser
+from pyctrl.app._flags import manager_options
 from pyctrl.config import Config, get_config
 from pyctrl.log import configure
 from pyctrl.manager import Manager
@@ -36,7 +40,7 @@ async def create_manager(
             ``--leader-election-namespace``.
     """
     if args is None:
-        args = parser(op).parse_args(["--metrics-bind-address=0", "--health-probe-bind-address=0"])
+        args = op.parser().parse_args(["--metrics-bind-address=0", "--health-probe-bind-address=0"])
     options = manager_options(op, args)
     manager = Manager(config, options)
     result = op.setup(manager)
@@ -57,7 +61,7 @@ async def run(
             the webhooks with a fresh certificate for this address of the machine, and
             register configurations pointing at it while running (`local_webhooks`).
     """
-    args = parser(op).parse_args(argv)
+    args = op.parser().parse_args(argv)
     configure(development=args.log_format == "console", level=args.log_level)
     config = await get_config(kubeconfig=args.kubeconfig, context=args.context)
     with tempfile.TemporaryDirectory(prefix=f"{op.name}-webhook-certs-") as certs:
@@ -65,9 +69,9 @@ async def run(
         if webhook_host:
             ca_bundle = write_local_certs(webhook_host, certs)
             args.webhook_cert_dir = certs
-        manager = await create_manager(op, config, args)
+        manager = await op.create_manager(config, args)
         if webhook_host:
-            manager.add(local_webhooks(op, manager, webhook_host, ca_bundle))
+            manager.add(op.local_webhooks(manager, webhook_host, ca_bundle))
         await manager.run()
 
 
