@@ -12,7 +12,7 @@ import pathlib
 import sys
 import time
 
-BENCHMARKS = ["workqueue", "apiserver", "cache", "controllers", "provenance"]
+BENCHMARKS = ["workqueue", "apiserver", "cache", "controllers", "provenance", "sharding"]
 
 
 def main(argv: list[str]) -> int:

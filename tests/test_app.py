@@ -158,3 +158,28 @@ def test_an_operator_suffix_is_not_doubled() -> None:
     assert named.parser().format_usage().startswith("usage: robot-operator ")
     plain = Operator(name="robot", types=[], setup=lambda manager: None)
     assert (plain.command_name, plain.image) == ("robot-operator", "robot-operator:latest")
+
+
+async def test_replicas_deploy_a_sharded_ring() -> None:
+    """Operator(replicas=3): a 3-replica Deployment running --shard-ring, Leases in RBAC."""
+
+    def setup(manager: Manager) -> None:
+        controller_managed_by(manager).for_(Widget).complete(Nothing())
+
+    operator = Operator(name="widget", types=[Widget], setup=setup, replicas=3)
+    manifests = await operator.manifests()
+    objects = [o for files in manifests.values() for o in files]
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    assert deployment["spec"]["replicas"] == 3
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--shard-ring=widget" in args
+    assert "--leader-elect" not in args
+    (role,) = [o for o in objects if o["kind"] == "Role"]
+    assert {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"]}.items() <= role["rules"][
+        0
+    ].items()
+    flags = operator.parser().parse_args(["--shard-ring=widget", "--leader-election-namespace=ops"])
+    manager = await operator.create_manager(Configuration(host="https://cluster.invalid"), flags)
+    assert manager.shards is not None
+    assert manager.shards.options.namespace == "ops"
+    assert manager.shards.options.slots == 64

@@ -20,6 +20,11 @@ the handler you give, for a type from the shared cache; ``watches_raw_source`` a
 The controller is named after the lowercase kind unless ``named``; names must be unique
 in a manager.
 
+On a sharded manager (``Options(sharding=...)``) the built controller runs on every replica
+and reconciles only the ``for_`` objects in this replica's slots: the type's informer is
+sharded, each key is admitted by the slot elector, and ``owns`` watches pass only events
+whose controller owner is in a held slot.
+
 A reconciler is either a `pyctrl.reconcile.Reconciler` (``reconcile(request)``) or a
 `pyctrl.reconcile.ObjectReconciler`, which kube-rs users will recognise:
 ``reconcile_object(obj)`` is handed the cached object of the ``for_`` type (a fresh
@@ -35,9 +40,11 @@ server, under controller-runtime's paths.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
+from pyctrl.cache import cached_in_slots, keys_in_slots
 from pyctrl.controller import Controller, Options
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
@@ -46,6 +53,7 @@ from pyctrl.source import Kind, Source
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pyctrl.cache import Informer
     from pyctrl.clock import Clock
     from pyctrl.daemon import Daemon, DaemonFunc
     from pyctrl.manager import Manager
@@ -53,6 +61,7 @@ if TYPE_CHECKING:
     from pyctrl.predicate import Predicate
     from pyctrl.reconcile import Request, Result
     from pyctrl.resource import CustomResource
+    from pyctrl.shardelection import SlotElector
     from pyctrl.webhook import Defaulter, Validator, WebhookOptions
 
 __all__ = [
@@ -80,6 +89,34 @@ class _AfterOwnWrites:
             self._type, request.name, request.namespace or None
         )
         return await self._reconciler.reconcile(request)
+
+
+def _mine_and(
+    mine: Callable[[Any], bool], when: Callable[[Any], bool] | None
+) -> Callable[[Any], bool]:
+    """A daemon's ``when`` on a sharded manager: only objects in this replica's slots."""
+    if when is None:
+        return mine
+    return lambda obj: mine(obj) and when(obj)
+
+
+def _stop_slot(shards: SlotElector, informer: Informer[Any], daemon: Daemon, slot: int) -> None:
+    for request in keys_in_slots(informer, shards.assignment, [slot]):
+        daemon.stop_nowait(request)
+
+
+def _restart_on_arrival(shards: SlotElector, informer: Informer[Any], daemon: Daemon) -> None:
+    """Slots arriving (or back after a lapse) start the daemons of their cached objects."""
+    held = [shards.assignment.held()]
+
+    def changed() -> None:
+        now = shards.assignment.held()
+        arrived, held[0] = now - held[0], now
+        if arrived:
+            for obj in cached_in_slots(informer, shards.assignment, arrived):
+                daemon.add(obj, False)
+
+    shards.assignment.add_listener(changed)
 
 
 @dataclass
@@ -114,6 +151,9 @@ class Builder(Generic[T]):
         if self._for is not None:
             raise ValueError("for_() may be called once per controller")
         self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates)
+        if self.manager.shards is not None:
+            # Before anything (a daemon) asks the cache for the type's informer.
+            self.manager.cache.shard(type_, self.manager.shards.assignment)
         return cast("Builder[U]", self)
 
     def owns(
@@ -177,8 +217,16 @@ class Builder(Generic[T]):
         """Run a daemon per ``for_`` object (a `pyctrl.daemon.Daemon`, or its function)."""
         from pyctrl.daemon import Daemon
 
+        shards = self.manager.shards
         if not isinstance(daemon, Daemon):
+            if shards is not None:
+                when = _mine_and(shards.is_mine, when)
             daemon = Daemon(self.manager.cache, self._for_type("daemon()"), daemon, when=when)
+        if shards is not None:
+            # A slot leaving this replica stops the daemons of its objects at once.
+            informer = self.manager.cache.get_informer(self._for_type("daemon()"))
+            shards.on_slot_lost(functools.partial(_stop_slot, shards, informer, daemon))
+            _restart_on_arrival(shards, informer, daemon)
         return self.watches_raw_source(daemon)
 
     def _for_type(self, caller: str) -> type[Any]:
@@ -200,6 +248,21 @@ class Builder(Generic[T]):
         """Name the controller (default: the lowercase kind of the ``for_`` type)."""
         self._name = name
         return self
+
+    def _shard(self) -> Informer[Any] | None:
+        """With a sharded manager: shard the ``for_`` type, filter owned objects by owner.
+
+        Returns the sharded informer, or None without sharding.
+        """
+        shards = self.manager.shards
+        if shards is None or self._for is None or self._for.type_ is None:
+            return None
+        self.manager.cache.shard(self._for.type_, shards.assignment)
+        owner_filter = shards.owner_filter()
+        for watch in self._watches:
+            if isinstance(watch.handler, EnqueueRequestForOwner):
+                watch.predicates = (*watch.predicates, owner_filter)
+        return self.manager.cache.get_informer(self._for.type_)
 
     def _source(self, watch: _Watch) -> Source:
         if watch.source is not None:
@@ -238,7 +301,14 @@ class Builder(Generic[T]):
             and self.manager.cache.options.read_your_own_writes
         ):
             reconciler = _AfterOwnWrites(self.manager, self._for.type_, reconciler)
-        controller = Controller(name, reconciler, options=self._options, kind=kind)
+        informer = self._shard()
+        options = self._options
+        if informer is not None:
+            # Sharded controllers are active on every replica, not only on a leader.
+            options = replace(options or Options(), need_leader_election=False)
+        controller = Controller(name, reconciler, options=options, kind=kind)
+        if informer is not None and self.manager.shards is not None:
+            controller.gate = self.manager.shards.gate_for(informer, controller.queue)
         for watch in [*([self._for] if self._for else []), *self._watches]:
             controller.watch(self._source(watch))
         self.manager.add(controller)

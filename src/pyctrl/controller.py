@@ -44,7 +44,7 @@ import contextvars
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl import metrics, tracing
 from pyctrl._ids import fast_uuid4
@@ -56,7 +56,7 @@ from pyctrl.source import Source, SyncingSource
 from pyctrl.workqueue import RateLimiter, ShutDownError, Trigger, TriggerKind, Triggers, WorkQueue
 from pyctrl.workqueue._triggers import EMPTY
 
-__all__ = ["Controller", "ErrorHandler", "NewQueue", "Options", "triggers"]
+__all__ = ["Controller", "ErrorHandler", "NewQueue", "Options", "ReconcileGate", "triggers"]
 
 ErrorHandler = Callable[[Request, Exception], Awaitable[Result | None]]
 """``async def on_error(request, exc) -> Result | None``: see `Options.on_error`."""
@@ -92,6 +92,8 @@ def triggers() -> Triggers:
 
 
 if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+
     from pyctrl._fence import LeaseFence
 
 _log = get_logger("pyctrl.controller")
@@ -148,6 +150,23 @@ class Options:
             )
 
 
+class ReconcileGate(Protocol):
+    """Decides which keys this process may reconcile now (sharding: `pyctrl.shardelection`).
+
+    The controller asks `admits` before each reconcile; a key not admitted is forgotten
+    (another replica reconciles it). The reconcile runs inside `fence`, which may cancel it
+    (raising) when the right to reconcile the key ends meanwhile.
+    """
+
+    def admits(self, request: Request) -> bool:
+        """Whether ``request`` may be reconciled here now."""
+        ...
+
+    def fence(self, request: Request) -> AbstractAsyncContextManager[None]:
+        """Bound a reconcile of ``request`` by the right to reconcile it."""
+        ...
+
+
 @dataclass
 class _State:
     started: bool = False
@@ -165,6 +184,7 @@ class Controller:
         options: See `Options`.
         kind: The kind reconciled, for the log context.
         clock: Time source for the queue (tests pass a FakeClock).
+        gate: Decides which keys this replica reconciles (sharding); None for all.
     """
 
     def __init__(
@@ -175,8 +195,11 @@ class Controller:
         options: Options | None = None,
         kind: str = "",
         clock: Clock | None = None,
+        gate: ReconcileGate | None = None,
     ) -> None:
         self.name = name
+        self.gate = gate
+        """Admits keys (sharded controllers); None admits every key."""
         self.reconciler = reconciler
         self.options = options or Options()
         self.kind = kind
@@ -339,7 +362,10 @@ class Controller:
                 self.queue.done(request)
                 return
             try:
-                await self._reconcile(request)
+                if self.gate is None or self.gate.admits(request):
+                    await self._reconcile(request)
+                else:
+                    self.queue.forget(request)  # another replica's key
             finally:
                 self.queue.done(request)
 
@@ -443,7 +469,11 @@ class Controller:
         scope = asyncio.timeout(timeout)
         try:
             async with scope:
-                result: Any = await self.reconciler.reconcile(request)
+                if self.gate is None:
+                    result: Any = await self.reconciler.reconcile(request)
+                else:
+                    async with self.gate.fence(request):
+                        result = await self.reconciler.reconcile(request)
         except TimeoutError:
             if scope.expired():
                 self._metrics.timed_out()

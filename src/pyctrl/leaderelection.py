@@ -62,6 +62,7 @@ __all__ = [
     "LeaderElectionLostError",
     "LeaderElector",
     "LeaseFence",
+    "LeaseLock",
     "LeaseStore",
     "RESTLeaseStore",
     "default_identity",
@@ -232,6 +233,148 @@ def _now_micro() -> str:
     return format_time(datetime.now(UTC), micro=True)
 
 
+class LeaseLock:
+    """One Lease as one candidate sees it: what it observed, and how it claims the Lease.
+
+    The acquire, renew and release rules of client-go's ``LeaderElector``, without the
+    I/O, so that one Lease (the manager's leader lease) and many (the slot leases of
+    `pyctrl.shardelection`) follow the same rules:
+
+    - `observe` records the Lease as read, and *when this process first saw that
+      record*: a holder is presumed gone only once its record has stayed the same for its
+      ``leaseDurationSeconds`` by this process's own clock (`expired`);
+    - `claim` builds the Lease to write to take or renew it, or None while another holder
+      is valid; the write must be a create (no Lease yet) or a compare-and-swap update;
+    - `succeeded` records a write that went through, with the monotonic time it was sent:
+      the holder may act until ``sent_at`` plus its renew deadline (`valid_until`);
+    - `release` builds the Lease that gives it up (empty holder).
+
+    Args:
+        name: The Lease's name.
+        namespace: The Lease's namespace.
+        identity: This candidate's identity.
+        lease_duration: Seconds a Lease stays valid without renewal.
+        clock: The monotonic clock.
+        labels: Labels put on a Lease this candidate creates.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        namespace: str,
+        identity: str,
+        lease_duration: float,
+        clock: Clock,
+        *,
+        labels: dict[str, str] | None = None,
+    ) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.identity = identity
+        self.lease_duration = lease_duration
+        self.clock = clock
+        self.labels = labels
+        self.current: dict[str, Any] | None = None
+        """The Lease as last read or written, None before or if it does not exist."""
+        self.sent_at: float | None = None
+        """When the last successful claim was sent (monotonic), None if none succeeded."""
+        self._observed: dict[str, Any] | None = None
+        self._observed_at = 0.0
+
+    @property
+    def ref(self) -> str:
+        """``namespace/name``, for logs."""
+        return f"{self.namespace}/{self.name}"
+
+    def holder(self) -> str:
+        """The holder identity in the Lease last seen ("" if none)."""
+        return str(((self.current or {}).get("spec") or {}).get("holderIdentity") or "")
+
+    def observe(self, lease: dict[str, Any] | None) -> None:
+        """Record the Lease as read (None: it does not exist)."""
+        self.current = lease
+        if lease is None:
+            return
+        spec = lease.get("spec") or {}
+        record = {k: spec.get(k) for k in ("holderIdentity", "renewTime", "leaseDurationSeconds")}
+        if record != self._observed:
+            self._observed = record
+            self._observed_at = self.clock.now()
+
+    def expires_at(self) -> float:
+        """When, by this process's clock, the holder last observed is presumed gone."""
+        duration = float((self._observed or {}).get("leaseDurationSeconds") or 0)
+        return self._observed_at + (duration or self.lease_duration)
+
+    def expired(self) -> bool:
+        """Whether the holder last observed has not renewed for its lease duration."""
+        return self.expires_at() <= self.clock.now()
+
+    def free(self) -> bool:
+        """Whether a claim would succeed on the Lease last seen (absent, empty, mine, expired)."""
+        holder = self.holder()
+        return self.current is None or not holder or holder == self.identity or self.expired()
+
+    def claim(self) -> dict[str, Any] | None:
+        """The Lease to write to take or renew it, or None while another holder is valid."""
+        now_wall = _now_micro()
+        spec: dict[str, Any] = {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": max(1, round(self.lease_duration)),
+            "acquireTime": now_wall,
+            "renewTime": now_wall,
+            "leaseTransitions": 0,
+        }
+        current = self.current
+        if current is None:
+            metadata: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
+            if self.labels:
+                metadata["labels"] = dict(self.labels)
+            return {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": metadata,
+                "spec": spec,
+            }
+        old = current.get("spec") or {}
+        holder = old.get("holderIdentity") or ""
+        if holder and holder != self.identity and not self.expired():
+            return None
+        if holder == self.identity:
+            spec["acquireTime"] = old.get("acquireTime", now_wall)
+            spec["leaseTransitions"] = old.get("leaseTransitions", 0)
+        else:
+            spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0) + 1
+        return {**current, "spec": spec}
+
+    def succeeded(self, written: dict[str, Any], sent_at: float) -> None:
+        """Record a claim the server accepted, sent at monotonic time ``sent_at``."""
+        self.observe(written)
+        self.sent_at = sent_at
+
+    def valid_until(self, renew_deadline: float) -> float:
+        """Until when the holder may act (monotonic; 0 when no claim succeeded).
+
+        That is the last successful claim's send time plus ``renew_deadline``: others take
+        over only ``lease_duration`` after they saw the claim, which is after it was sent.
+        """
+        return 0.0 if self.sent_at is None else self.sent_at + renew_deadline
+
+    def release(self) -> dict[str, Any] | None:
+        """The Lease to write to give it up, or None if this candidate does not hold it."""
+        current = self.current
+        if current is None or self.holder() != self.identity:
+            return None
+        self.sent_at = None
+        spec = {
+            **(current.get("spec") or {}),
+            "holderIdentity": None,
+            "leaseDurationSeconds": 1,
+            "renewTime": _now_micro(),
+        }
+        return {**current, "spec": spec}
+
+
 class LeaderElector:
     """Competes for a Lease and holds it while leading.
 
@@ -260,8 +403,9 @@ class LeaderElector:
         )
         """Ends this candidate's term by the local clock (see `LeaseFence`)."""
         self._rng = rng or random.Random()
-        self._observed: dict[str, Any] | None = None
-        self._observed_at = 0.0
+        self._lock = LeaseLock(
+            config.name, config.namespace, config.identity, config.lease_duration, self.clock
+        )
         self._last_renew = 0.0
         self._leading = False
         self._status = metrics.leader_election_master_status.labels(config.name)
@@ -336,77 +480,34 @@ class LeaderElector:
         return f"{self.config.namespace}/{self.config.name}"
 
     async def _try_acquire_or_renew(self) -> bool:
-        # The fence counts from before the request: the server writes the record later.
-        started = self.clock.now()
-        now_wall = _now_micro()
-        spec = {
-            "holderIdentity": self.identity,
-            "leaseDurationSeconds": round(self.config.lease_duration),
-            "acquireTime": now_wall,
-            "renewTime": now_wall,
-            "leaseTransitions": 0,
-        }
+        lock = self._lock
         try:
             current = await self.store.get(self.config.namespace, self.config.name)
-            if current is None:
-                created = await self.store.create(
-                    {
-                        "apiVersion": "coordination.k8s.io/v1",
-                        "kind": "Lease",
-                        "metadata": {"name": self.config.name, "namespace": self.config.namespace},
-                        "spec": spec,
-                    }
-                )
-                self._observe(created)
-                self._last_renew = started
-                return True
-            self._observe(current)
-            old = current.get("spec") or {}
-            holder = old.get("holderIdentity") or ""
-            if holder and holder != self.identity and not self._expired():
+            lock.observe(current)
+            body = lock.claim()
+            if body is None:
                 return False
-            if holder == self.identity:
-                spec["acquireTime"] = old.get("acquireTime", now_wall)
-                spec["leaseTransitions"] = old.get("leaseTransitions", 0)
-            else:
-                spec["leaseTransitions"] = int(old.get("leaseTransitions") or 0) + 1
-            updated = await self.store.update({**current, "spec": spec})
+            sent_at = self.clock.now()
+            written = await (
+                self.store.create(body) if current is None else self.store.update(body)
+            )
         except (AlreadyExistsError, ConflictError):
             return False
         except (APIError, OSError, TimeoutError) as exc:
             _log.warning("error reading or writing the leader lease", error=str(exc))
             return False
-        self._observe(updated)
-        self._last_renew = started
+        lock.succeeded(written, sent_at)
+        # The fence counts from when the write was sent: the server wrote the record later.
+        self._last_renew = sent_at
         return True
-
-    def _observe(self, lease: dict[str, Any]) -> None:
-        spec = lease.get("spec") or {}
-        record = {k: spec.get(k) for k in ("holderIdentity", "renewTime", "leaseDurationSeconds")}
-        if record != self._observed:
-            self._observed = record
-            self._observed_at = self.clock.now()
-
-    def _expired(self) -> bool:
-        duration = float((self._observed or {}).get("leaseDurationSeconds") or 0)
-        duration = duration or self.config.lease_duration
-        return self._observed_at + duration <= self.clock.now()
 
     async def _release(self) -> None:
         try:
-            current = await self.store.get(self.config.namespace, self.config.name)
-            if (
-                current is None
-                or (current.get("spec") or {}).get("holderIdentity") != self.identity
-            ):
+            self._lock.observe(await self.store.get(self.config.namespace, self.config.name))
+            body = self._lock.release()
+            if body is None:
                 return
-            spec = {
-                **current["spec"],
-                "holderIdentity": None,
-                "leaseDurationSeconds": 1,
-                "renewTime": _now_micro(),
-            }
-            await self.store.update({**current, "spec": spec})
+            await self.store.update(body)
             _log.info("released leader lease", lease=self._lease_ref())
         except (APIError, OSError, TimeoutError) as exc:
             _log.warning("could not release the leader lease", error=str(exc))

@@ -15,6 +15,11 @@ A `Manager` holds what an operator's parts share (the `pyctrl.scheme.Scheme`, th
 5. with leader election on, once the Lease is won: controllers and other runnables that
    need it (without leader election they start right away).
 
+With ``Options(sharding=ShardingOptions(...))`` every replica is active: a
+`pyctrl.shardelection.SlotElector` (``manager.shards``) holds this replica's share of the
+ring's slots, the controllers built for it reconcile only objects in those slots, and
+``/readyz`` fails while it holds none.
+
 Before all that, `Manager.start` makes one discovery request
 (`pyctrl.client.RESTClient.check_connection`): a wrong CA, wrong credentials or an
 unreachable address stop it at once with `pyctrl.errors.ConnectionCheckError`, whose one
@@ -61,6 +66,7 @@ from pyctrl.metricsserver import Server as MetricsServer
 from pyctrl.metricsserver import parse_address
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
+from pyctrl.shardelection import RingLeaseStore, ShardingOptions, SlotElector
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -117,6 +123,9 @@ class Options:
             default they are read from the API server.
         user_agent: HTTP User-Agent.
         identity: The leader-election identity (default host name plus a unique suffix).
+        sharding: Shard the controllers over every replica (`pyctrl.shardelection`):
+            each replica reconciles the objects in its slots. None (the default) keeps one
+            active replica, as without it.
     """
 
     scheme: Scheme | None = None
@@ -141,6 +150,7 @@ class Options:
     user_agent: str | None = None
     identity: str = ""
     extra_healthz: dict[str, Checker] = field(default_factory=dict)
+    sharding: ShardingOptions | None = None
 
 
 class _DebugView:
@@ -223,9 +233,23 @@ class Manager:
         self._started = asyncio.Event()
         self._running = False
         self.elector: LeaderElector | None = None
+        self.shards: SlotElector | None = None
+        """This replica's slots, when `Options.sharding` is set."""
+        if self.options.sharding is not None:
+            self._shard(self.options.sharding)
         self.metrics_server: MetricsServer | None = None
         self.debug_server: MetricsServer | None = None
         self.probe_server: ProbeServer | None = None
+
+    def _shard(self, sharding: ShardingOptions) -> None:
+        if not sharding.namespace:
+            sharding = replace(
+                sharding,
+                namespace=self.options.leader_election_namespace or in_cluster_namespace(),
+            )
+        self.shards = SlotElector(RingLeaseStore(self.rest), sharding)
+        self._others.append(self.shards)
+        self._readyz["shards"] = self.shards.check_ready
 
     @property
     def api_reader(self) -> Reader:

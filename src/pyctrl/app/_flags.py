@@ -13,6 +13,7 @@ from pyctrl.cache import CacheOptions
 from pyctrl.filters import with_authentication_and_authorization
 from pyctrl.manager import Options
 from pyctrl.metricsserver import Options as MetricsServerOptions
+from pyctrl.shardelection import ShardingOptions
 from pyctrl.webhook import Server
 
 if TYPE_CHECKING:
@@ -38,6 +39,13 @@ def parser(op: Operator) -> argparse.ArgumentParser:
         default="",
         help="namespace of the leader-election Lease (default: the pod's own namespace)",
     )
+    parser.add_argument(
+        "--shard-ring",
+        default="",
+        help="run sharded: this replica takes its share of the ring's slots (its Leases "
+        "live in the leader-election namespace)",
+    )
+    parser.add_argument("--shard-slots", type=int, default=64, help="slots of the ring")
     parser.add_argument("--namespace", default="", help="watch only this namespace")
     parser.add_argument(
         "--log-format",
@@ -95,4 +103,13 @@ def manager_options(op: Operator, args: argparse.Namespace) -> Options:
             cert_dir=args.metrics_cert_dir,
         ),
         debug_bind_address=args.debug_bind_address,
+        sharding=(
+            ShardingOptions(
+                name=args.shard_ring,
+                namespace=args.leader_election_namespace,
+                slots=args.shard_slots,
+            )
+            if args.shard_ring
+            else None
+        ),
     )

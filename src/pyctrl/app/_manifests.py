@@ -181,7 +181,7 @@ def _deployment(op: Operator, webhooks: bool) -> dict[str, Any]:
         "name": "manager",
         "image": op.image,
         "args": [
-            "--leader-elect",
+            "--leader-elect" if op.replicas <= 1 else f"--shard-ring={op.name}",
             "--health-probe-bind-address=:8081",
             f"--metrics-bind-address=:{METRICS_PORT}",
             "--metrics-secure",
@@ -237,7 +237,7 @@ def _deployment(op: Operator, webhooks: bool) -> dict[str, Any]:
             "labels": labels,
         },
         "spec": {
-            "replicas": 1,
+            "replicas": op.replicas,
             "selector": {"matchLabels": labels},
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },

@@ -41,6 +41,9 @@ class Operator:
         image: The container image of the manager.
         extra_rules: RBAC rules beyond what is derived from ``setup``.
         leader_election_id: The Lease name (``<name>.pyctrl.dev``).
+        replicas: Replicas of the generated Deployment. Above 1 they run sharded
+            (``--shard-ring=<name>``, `pyctrl.shardelection`): every replica reconciles its
+            share of the objects, instead of one leader and idle standbys.
     """
 
     name: str
@@ -50,6 +53,7 @@ class Operator:
     image: str = ""
     extra_rules: Sequence[PolicyRule] = ()
     leader_election_id: str = ""
+    replicas: int = 1
     _parser: argparse.ArgumentParser | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:

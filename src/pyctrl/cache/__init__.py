@@ -37,6 +37,10 @@ or `CacheOptions.namespace_selector` to follow labelled namespaces live);
 writes (`CacheOptions.read_your_own_writes`, on by default); lists are streamed
 (``sendInitialEvents``) where the server can, else served from its watch cache
 (``resourceVersion=0``) with client-go's fallbacks.
+
+`Cache.shard` makes a type's informers sharded (KEP-5866): they cache only the objects
+in the slots a `pyctrl.sharding.SlotAssignment` holds, asking the API server for those
+alone through ``shardSelector`` and filtering by themselves when it ignores it.
 """
 
 from __future__ import annotations
@@ -53,6 +57,12 @@ from pyctrl.cache._informer import (
     ResourceEventHandlerFuncs,
 )
 from pyctrl.cache._options import ByObject, CacheOptions, Transform, strip_managed_fields
+from pyctrl.cache._sharded import (
+    ShardsChangedError,
+    cached_in_slots,
+    cached_uid,
+    keys_in_slots,
+)
 
 __all__ = [
     "BackoffPolicy",
@@ -67,7 +77,11 @@ __all__ = [
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
     "ResourceNotCachedError",
+    "ShardsChangedError",
     "Transform",
+    "cached_in_slots",
+    "cached_uid",
     "compare_resource_versions",
+    "keys_in_slots",
     "strip_managed_fields",
 ]

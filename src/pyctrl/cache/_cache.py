@@ -25,6 +25,7 @@ from pyctrl.cache._options import (
     field_selector_string,
     selector_string,
 )
+from pyctrl.cache._sharded import UID_INDEX, ShardedSource, shard_objects
 from pyctrl.cache._store import Key, to_type
 from pyctrl.client import ObjectList, RESTClient, RESTMapper
 from pyctrl.clock import RealClock
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from pyctrl.clock import Clock
+    from pyctrl.sharding import SlotAssignment
 
 __all__ = ["Cache"]
 
@@ -47,6 +49,11 @@ T = TypeVar("T")
 
 _log = get_logger("pyctrl.cache")
 _UNTYPED: tuple[type[Any], ...] = (Unstructured, PartialObjectMetadata, dict)
+
+
+def _uid_of(obj: dict[str, Any]) -> list[str]:
+    uid = (obj.get("metadata") or {}).get("uid")
+    return [uid] if uid else []
 
 
 class Cache:
@@ -100,6 +107,7 @@ class Cache:
         }
         self._metadata_only = {self._gvk_of(key) for key in self.options.metadata_only}
         self._informers: dict[tuple[GroupVersionKind, bool], SharedInformer] = {}
+        self._shards: dict[GroupVersionKind, SlotAssignment] = {}
         self._sources: dict[tuple[GroupVersionKind, bool], RESTSource] = {}
         self._tasks: dict[tuple[GroupVersionKind, bool], asyncio.Task[None]] = {}
         # Informers that follow the cache-wide namespaces (no ByObject namespaces of their own).
@@ -336,13 +344,16 @@ class Cache:
             return shared
         options = self.options
         by_type = self._by_type.get(gvk) or ByObject()
-        source = RESTSource(
-            self._rest,
-            self._mapper,
-            gvk,
-            label_selector=selector_string(by_type.labels),
-            field_selector=field_selector_string(by_type.fields),
-            metadata_only=metadata_only,
+        source_args: dict[str, Any] = {
+            "label_selector": selector_string(by_type.labels),
+            "field_selector": field_selector_string(by_type.fields),
+            "metadata_only": metadata_only,
+        }
+        assignment = self._shards.get(gvk)
+        source = (
+            RESTSource(self._rest, self._mapper, gvk, **source_args)
+            if assignment is None
+            else ShardedSource(self._rest, self._mapper, gvk, assignment=assignment, **source_args)
         )
         follows = by_type.namespaces is None
         config = InformerConfig(
@@ -365,6 +376,9 @@ class Cache:
             clock=self._clock,
             random=self._random,
         )
+        if assignment is not None:
+            shared.add_index(UID_INDEX, _uid_of)
+            shard_objects.labels(shared.description).set_function(lambda: len(shared.store))
         if follows:
             self._followers.add(key)
             shared.set_scope(self._scope)
@@ -373,6 +387,26 @@ class Cache:
         if self._tg is not None:
             self._run(key, shared)
         return shared
+
+    def shard(self, type_: type[Any] | GroupVersionKind, assignment: SlotAssignment) -> None:
+        """Cache only the objects of ``type_`` in ``assignment``'s slots (KEP-5866).
+
+        The type's informers list and watch with the ``shardSelector`` of the slots held,
+        and list again whenever they change; a server that ignores the selector is
+        filtered for here. `pyctrl.shardelection` calls it for a sharded controller's type.
+
+        Raises:
+            RuntimeError: an informer for the type exists already (unsharded).
+        """
+        gvk = self._gvk_of(type_)
+        if self._shards.get(gvk) is assignment:
+            return
+        if any(key[0] == gvk for key in self._informers):
+            raise RuntimeError(
+                f"Cache.shard({gvk.kind}): an informer for it exists already; "
+                "shard a type before anything reads or watches it"
+            )
+        self._shards[gvk] = assignment
 
     def remove_informer(
         self,

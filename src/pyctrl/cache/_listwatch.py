@@ -52,6 +52,8 @@ class RESTSource:
         self._metadata_only = metadata_only
         self.plural: str | None = None
         self._namespaced = False
+        self.list_metadata: dict[str, Any] = {}
+        """The ``metadata`` of the last list page received."""
 
     async def namespaced(self) -> bool:
         """Resolve the resource; raises `pyctrl.client.NoKindMatchError` if not served."""
@@ -104,6 +106,7 @@ class RESTSource:
         if not isinstance(body, dict):
             raise ValueError(f"list of {self._gvk} answered with a {type(body).__name__}")
         metadata = body.get("metadata") or {}
+        self.list_metadata = metadata
         items = body.get("items") or []
         return ListPage(
             items=[item for item in items if isinstance(item, dict)],

@@ -81,6 +81,8 @@ from pyctrl.envtest._store import Store, TooOld, check_nesting
 from pyctrl.envtest._table import partial_metadata, to_table
 from pyctrl.envtest._watch import Watcher, WatchHub, encode_event
 from pyctrl.log import get_logger
+from pyctrl.sharding import ShardSelector, ShardSelectorError
+from pyctrl.sharding import parse as parse_shard_selector
 
 if TYPE_CHECKING:
     import ssl
@@ -320,6 +322,10 @@ class APIServer:
         self.port = port
         self.bookmark_interval = bookmark_interval
         self.watch_queue_size = watch_queue_size
+        self.sharded_list_and_watch = True
+        """The ``ShardedListAndWatch`` feature gate (KEP-5866): on, lists and watches honour
+        ``shardSelector`` and lists echo it in ``metadata.shardInfo``; off, the parameter is
+        ignored, as a server before Kubernetes 1.36 (or with the gate off) does."""
         self.registry = Registry(builtin_types())
         self.store = Store(history_size)
         self.hub = WatchHub()
@@ -912,6 +918,16 @@ class APIServer:
         self.api.check_field_selector(rt, fields)
         return labels, fields
 
+    def _shard_selector(self, request: web.Request) -> tuple[ShardSelector | None, str]:
+        """The request's ``shardSelector`` (KEP-5866), parsed; None when absent or gated off."""
+        text = request.query.get("shardSelector", "")
+        if not text or not self.sharded_list_and_watch:
+            return None, ""
+        try:
+            return parse_shard_selector(text), text
+        except ShardSelectorError as exc:
+            raise bad_request(f"invalid shard selector: {exc}") from None
+
     @staticmethod
     def _list_option_errors(request: web.Request, *, watch: bool) -> None:
         query = request.query
@@ -992,6 +1008,7 @@ class APIServer:
         neg = negotiate(request.headers.get("Accept", ""), allow_transform=True)
         self._list_option_errors(request, watch=False)
         labels, fields = self._selectors(request, rt)
+        shard, shard_text = self._shard_selector(request)
         limit = self._int_param(request, "limit") or 0
         result = self.api.list_stored(
             rt,
@@ -1003,6 +1020,10 @@ class APIServer:
             resource_version=request.query.get("resourceVersion", ""),
             resource_version_match=request.query.get("resourceVersionMatch", ""),
         )
+        if shard is not None:
+            result.items = [o for o in result.items if shard.matches(o)]
+            result.meta.pop("remainingItemCount", None)
+            result.meta["shardInfo"] = {"selector": shard_text}
         items = await self.api.external_many(rt, result.items)
         if neg.kind == "table":
             include = request.query.get("includeObject", "Metadata")
@@ -1075,6 +1096,7 @@ class APIServer:
             )
         self._list_option_errors(request, watch=True)
         labels, fields = self._selectors(request, rt)
+        shard, shard_text = self._shard_selector(request)
         if name is not None:
             fields = FieldSelector(
                 (*fields.requirements, *parse_field_selector(f"metadata.name={name}").requirements)
@@ -1099,6 +1121,7 @@ class APIServer:
             view=view,
             max_queue=self.watch_queue_size,
             render_first=view.render_first if isinstance(view, _TableView) else None,
+            shard=shard.matches if shard is not None else None,
             event_delay=functools.partial(self.faults.watch_delay_for, (rt.plural, rt.qualified)),
         )
         # Registration and the initial events happen with no await in between, so no change
@@ -1139,6 +1162,7 @@ class APIServer:
                         {
                             "resourceVersion": str(initial_end_rv),
                             "annotations": {"k8s.io/initial-events-end": "true"},
+                            **({"shardInfo": {"selector": shard_text}} if shard else {}),
                         }
                     ),
                 )

@@ -1,8 +1,8 @@
 """Watch fan-out: one stored change, encoded once, delivered to every interested watcher.
 
 Each open watch request is a :class:`Watcher`: a filter (namespace, label selector, field
-selector), a :class:`View` (how objects are rendered: full JSON at some API version,
-PartialObjectMetadata or Table) and a bounded queue of encoded event lines. The
+selector, KEP-5866 shard selector), a :class:`View` (how objects are rendered: full JSON at
+some API version, PartialObjectMetadata or Table) and a bounded queue of encoded event lines. The
 :class:`WatchHub` is a store listener: for every committed event it asks each watcher of that
 resource whether the event concerns it, and which type it has for it. Like kube-apiserver's
 cacher, an object that starts matching a selector arrives as ADDED and one that stops matching
@@ -67,9 +67,11 @@ class Watcher:
         view: View,
         max_queue: int,
         render_first: Callable[[str, dict[str, Any]], bytes] | None = None,
+        shard: Callable[[dict[str, Any]], bool] | None = None,
         event_delay: Callable[[], float] | None = None,
     ) -> None:
         self.key = key
+        self.shard = shard
         self.namespace = namespace
         self.labels = labels
         self.fields = fields
@@ -77,7 +79,7 @@ class Watcher:
         self.view = view
         self.max_queue = max_queue
         self._render_first = render_first
-        self._filtered = not labels.empty or not fields.empty
+        self._filtered = not labels.empty or not fields.empty or shard is not None
         self._queue: deque[bytes] = deque()
         self._waiter: asyncio.Future[None] | None = None
         # Injected latency (Faults.delay_watch_events): events held until they are due.
@@ -89,6 +91,8 @@ class Watcher:
         self.hub: WatchHub | None = None
 
     def _matches(self, obj: dict[str, Any]) -> bool:
+        if self.shard is not None and not self.shard(obj):
+            return False
         if not self.labels.empty and not self.labels.matches(
             (obj.get("metadata") or {}).get("labels")
         ):
