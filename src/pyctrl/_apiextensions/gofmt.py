@@ -224,3 +224,21 @@ def _json_float(f: float) -> str:
         return re.sub(r"e-0(\d)$", r"e-\g<1>", go_float(f))
     text = format(Decimal(repr(f)), "f")
     return text[:-2] if text.endswith(".0") else text
+
+
+def go_json_kind(value: Any) -> str:
+    """How Go's encoding/json names a JSON value's kind in an ``UnmarshalTypeError``.
+
+    As in ``json: cannot unmarshal array into Go value of type ...``.
+    """
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if value is None:
+        return "null"
+    return "number"

@@ -48,6 +48,7 @@ from typing import Any, Final
 import jsonpatch
 import jsonpointer
 
+from pyctrl._apiextensions.gofmt import go_json_kind
 from pyctrl.envtest._merge_keys import BUILTIN_ANY, Node, builtin_root, is_builtin_group
 
 __all__ = [
@@ -201,12 +202,14 @@ def json_patch(original: dict[str, Any], operations: Any) -> dict[str, Any]:
     """
     if not isinstance(operations, list):
         raise _bad_request(
-            f"json: cannot unmarshal {_json_kind(operations)} into Go value of type jsonpatch.Patch"
+            f"json: cannot unmarshal {go_json_kind(operations)} "
+            "into Go value of type jsonpatch.Patch"
         )
     for op in operations:
         if not isinstance(op, dict):
             raise _bad_request(
-                f"json: cannot unmarshal {_json_kind(op)} into Go value of type jsonpatch.Operation"
+                f"json: cannot unmarshal {go_json_kind(op)} "
+                "into Go value of type jsonpatch.Operation"
             )
     if len(operations) > MAX_JSON_PATCH_OPERATIONS:
         raise PatchError(
@@ -225,20 +228,6 @@ def json_patch(original: dict[str, Any], operations: Any) -> dict[str, Any]:
             reason="Invalid",
         )
     return doc
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if value is None:
-        return "null"
-    return "number"
 
 
 def _apply_operation(doc: Any, op: dict[str, Any]) -> Any:
@@ -361,7 +350,7 @@ def strategic_merge_patch(
         return result
     if not isinstance(patch, dict):
         raise _bad_request(
-            f"json: cannot unmarshal {_json_kind(patch)} into Go value of type "
+            f"json: cannot unmarshal {go_json_kind(patch)} into Go value of type "
             "map[string]interface {}"
         )
     try:

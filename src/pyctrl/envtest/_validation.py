@@ -17,6 +17,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiextensions.gofmt import go_json_kind
 from pyctrl.envtest._errors import (
     Cause,
     GoStruct,
@@ -372,7 +373,7 @@ def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
                         field_invalid(
                             f"data[{key}]",
                             "<secret contents redacted>",
-                            f"json: cannot unmarshal {_json_kind(decoded)} into Go value of "
+                            f"json: cannot unmarshal {go_json_kind(decoded)} into Go value of "
                             "type map[string]interface {}",
                         )
                     )
@@ -392,18 +393,6 @@ def _secret(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
                 field_required("metadata.annotations[kubernetes.io/service-account.name]")
             )
     return causes
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if value is None:
-        return "null"
-    return "number"
 
 
 def base64_problem(obj: dict[str, Any], field: str = "data") -> str:
