@@ -176,6 +176,7 @@ async def test_deep_yaml_create_apply_and_delete_bodies_are_400_like_json(
     assert (status, body["reason"]) == (400, "BadRequest"), body
 
 
+@pytest.mark.needs_builtin_kinds
 async def test_yaml_alias_bomb_is_refused_before_it_expands(kube: Kube, ns: str) -> None:
     """A small body of nested aliases is refused as excessive aliasing, on create and apply."""
     base = f"/api/v1/namespaces/{ns}/configmaps"
