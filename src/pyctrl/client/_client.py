@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, cast
 
@@ -259,32 +260,23 @@ class _API:
         namespace: str | None = None,
         name: str | None = None,
     ) -> Any:
-        fence = None if method == "GET" else self.fence
+        send = functools.partial(
+            self.rest.request,
+            method,
+            path,
+            query=query,
+            body=body,
+            content_type=content_type,
+            accept=accept,
+            timeout=self.timeout,
+            fence=None if method == "GET" else self.fence,
+        )
         tracer = tracing.tracer()
         if tracer is None:
-            response = await self.rest.request(
-                method,
-                path,
-                query=query,
-                body=body,
-                content_type=content_type,
-                accept=accept,
-                timeout=self.timeout,
-                fence=fence,
-            )
-            return response.json()
+            return (await send()).json()
         with tracing.client_span(tracer, method, gvk, namespace, name) as span:
             try:
-                response = await self.rest.request(
-                    method,
-                    path,
-                    query=query,
-                    body=body,
-                    content_type=content_type,
-                    accept=accept,
-                    timeout=self.timeout,
-                    fence=fence,
-                )
+                response = await send()
             except APIError as exc:
                 tracing.set_status_code(span, exc.code)
                 raise

@@ -24,6 +24,8 @@ from pyctrl.envtest._resources import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pyctrl.envtest._api import API
     from pyctrl.envtest._store import StoreEvent
     from pyctrl.envtest._watch import WatchHub
@@ -258,29 +260,7 @@ class CRDController:
             return
         old_types = self.api.registry.crd_types(name)
         new_types = types_for(crd) if accepted else []
-        if [
-            (
-                t.version,
-                t.schema,
-                t.printer_columns,
-                t.subresources,
-                t.scale_paths,
-                t.field_paths,
-                t.deprecation_warning,
-            )
-            for t in old_types
-        ] != [
-            (
-                t.version,
-                t.schema,
-                t.printer_columns,
-                t.subresources,
-                t.scale_paths,
-                t.field_paths,
-                t.deprecation_warning,
-            )
-            for t in new_types
-        ] or [t.storage_key for t in old_types] != [t.storage_key for t in new_types]:
+        if _served_shape(old_types) != _served_shape(new_types):
             self.api.registry.set_crd_types(name, new_types)
             for t in new_types:
                 self.api.registry.cache_start.setdefault(t.storage_key, self.api.store.rv)
@@ -358,3 +338,20 @@ class CRDController:
 
         self.api.update_internal(CRDS, "", name, drop_finalizer, manager="kube-apiserver")
         return True
+
+
+def _served_shape(types: Sequence[ResourceType]) -> list[tuple[Any, ...]]:
+    """What of a CRD's types the server serves by: a change means re-registering them."""
+    return [
+        (
+            t.version,
+            t.schema,
+            t.printer_columns,
+            t.subresources,
+            t.scale_paths,
+            t.field_paths,
+            t.deprecation_warning,
+            t.storage_key,
+        )
+        for t in types
+    ]
