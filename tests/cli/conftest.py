@@ -126,11 +126,11 @@ def subprocess_env(*paths: Path) -> dict[str, str]:
 
 
 def read_tree(root: Path) -> dict[str, str]:
-    """Every file under ``root``: text by POSIX relative path."""
+    """Every file under ``root`` but Python's bytecode caches: text by POSIX relative path."""
     return {
         path.relative_to(root).as_posix(): path.read_text()
         for path in sorted(root.rglob("*"))
-        if path.is_file()
+        if path.is_file() and "__pycache__" not in path.parts
     }
 
 

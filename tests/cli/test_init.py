@@ -104,7 +104,9 @@ def test_init_does_not_double_an_operator_suffix(workspace: Workspace) -> None:
     pyproject = (root / "pyproject.toml").read_text()
     assert 'robot-operator = "robot_operator.__main__:main"' in pyproject
     assert "operator-operator" not in "".join(
-        path.read_text() for path in root.rglob("*") if path.is_file()
+        path.read_text()
+        for path in root.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
     )
 
 
