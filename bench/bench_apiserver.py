@@ -212,7 +212,7 @@ async def _in_process() -> dict[str, float]:
     """The API layer alone: the same writes, called without HTTP in this process."""
     from pyctrl.crd import crd_for
     from pyctrl.envtest import Environment
-    from pyctrl.envtest._api import WriteOptions
+    from pyctrl.envtest.registry.generic import WriteOptions
 
     async with Environment(crds=[crd_for(BenchItem)]) as env:
         assert env.server is not None

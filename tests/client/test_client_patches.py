@@ -35,7 +35,7 @@ from pyctrl.client import (
     json_pointer,
 )
 from pyctrl.client._strategic import merge_diff, strategic_diff
-from pyctrl.envtest._patch import json_merge_patch, strategic_merge_patch
+from pyctrl.envtest.fieldmanager.patch import json_merge_patch, strategic_merge_patch
 from pyctrl.meta import ObjectMeta
 from pyctrl.resource import Unstructured
 from pyctrl.scheme import default_scheme

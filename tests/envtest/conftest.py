@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from multidict import CIMultiDict
 
     from pyctrl.envtest import Mode
-    from pyctrl.envtest._server import APIServer
+    from pyctrl.envtest.endpoints.server import APIServer
 
 # What each marker needs, by the servers that lack it ("crd-only": kube-apiextensions).
 _NEEDS: dict[str, tuple[frozenset[str], str]] = {

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyctrl.envtest import _api, _patch
+from pyctrl.envtest.fieldmanager import patch as _patch
+from pyctrl.envtest.registry import generic as _api
 from tests.envtest.conftest import unique
 
 if TYPE_CHECKING:

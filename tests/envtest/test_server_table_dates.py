@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pyctrl.envtest import Environment
-from pyctrl.envtest._table import date_cell
+from pyctrl.envtest.endpoints.table import date_cell
 from tests.envtest.conftest import unique
 from tests.kubectl import Kubectl
 

@@ -11,8 +11,8 @@ import pytest
 from kubernetes_asyncio import client as k8s
 
 from pyctrl.envtest import Environment
-from pyctrl.envtest._api import WriteOptions
-from pyctrl.envtest._server import APIServer
+from pyctrl.envtest.endpoints.server import APIServer
+from pyctrl.envtest.registry.generic import WriteOptions
 from tests.envtest.conftest import Kube, server_config
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from aiohttp import web
 
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
-from pyctrl.envtest._admission import AdmissionRequest
-from pyctrl.envtest._webhooks import WebhookDispatcher, install
+from pyctrl.envtest.admission.interfaces import AdmissionRequest
+from pyctrl.envtest.admission.webhooks import WebhookDispatcher, install
 from pyctrl.resource import CustomResource
 from pyctrl.webhook import (
     ClientConfig,
@@ -691,7 +691,7 @@ async def test_match_conditions_are_reported_as_unsupported(rest: Rest, certs: C
 
 def test_install_refuses_to_replace_another_conversion_hook() -> None:
     """install() does not silently replace a conversion hook someone else set."""
-    from pyctrl.envtest._server import APIServer
+    from pyctrl.envtest.endpoints.server import APIServer
 
     class Other:
         def handles(self, crd_name: str) -> bool:

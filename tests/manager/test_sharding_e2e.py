@@ -17,7 +17,7 @@ import aiohttp
 from pyctrl import metrics
 from pyctrl.builder import controller_managed_by
 from pyctrl.controller import Options as ControllerOptions
-from pyctrl.envtest._api import WriteOptions
+from pyctrl.envtest.registry.generic import WriteOptions
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result

@@ -47,8 +47,8 @@ from pyctrl.errors import APIError, ConfigError, NotFoundError, PyctrlError
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from pyctrl.envtest._faults import Faults
-    from pyctrl.envtest._server import APIServer
+    from pyctrl.envtest.endpoints.server import APIServer
+    from pyctrl.envtest.faults import Faults
     from pyctrl.webhook import Server as WebhookServer
 
 __all__ = [
@@ -812,7 +812,7 @@ class Environment:
 
     async def _start_embedded(self) -> None:
         # Imported here: the server module imports much more than the other modes need.
-        from pyctrl.envtest._server import APIServer
+        from pyctrl.envtest.endpoints.server import APIServer
 
         assert self._tmpdir is not None
         hosts = list(_certs.LOCAL_HOSTS)
@@ -832,7 +832,7 @@ class Environment:
         )
         self.server = server
         # Admission and conversion webhooks, as kube-apiserver calls them.
-        from pyctrl.envtest._webhooks import install
+        from pyctrl.envtest.admission.webhooks import install
 
         install(server)
         await server.start()

@@ -4,9 +4,10 @@ Every write is validated before it is stored: the name against the type's naming
 annotations, finalizers and owner references (k8s.io/apimachinery/pkg/api/validation
 objectmeta.go), immutable metadata on update, and for some built-in types the checks operators
 trip over most (a Deployment's selector must match its template labels, a Service needs ports,
-ConfigMap keys must be valid). Each problem is a :class:`~pyctrl.envtest._errors.Cause`; the
-server answers 422 Invalid with all of them. Built-in validation is deliberately a subset of
-kube-apiserver's, documented in docs/envtest-server.md.
+ConfigMap keys must be valid). Each problem is a
+:class:`~pyctrl.envtest.apimachinery.errors.Cause`; the server answers 422 Invalid with all
+of them. Built-in validation is deliberately a subset of kube-apiserver's,
+documented in docs/envtest-server.md.
 """
 
 from __future__ import annotations
@@ -18,14 +19,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.gofmt import go_json_kind
-from pyctrl.envtest._errors import (
+from pyctrl.envtest.apimachinery.errors import (
     Cause,
     GoStruct,
     field_forbidden,
     field_invalid,
     field_required,
 )
-from pyctrl.envtest._selectors import (
+from pyctrl.envtest.apimachinery.fields import (
     SelectorError,
     label_value_problem,
     qualified_name_problem,
@@ -33,7 +34,7 @@ from pyctrl.envtest._selectors import (
 )
 
 if TYPE_CHECKING:
-    from pyctrl.envtest._resources import ResourceType
+    from pyctrl.envtest.scheme.resources import ResourceType
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -424,7 +425,7 @@ def _service(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     svc_type = spec.get("type", "ClusterIP")
     supported = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
     if svc_type not in supported:
-        from pyctrl.envtest._errors import field_not_supported
+        from pyctrl.envtest.apimachinery.errors import field_not_supported
 
         causes.append(field_not_supported("spec.type", svc_type, supported))
     headless = spec.get("clusterIP") == "None"
@@ -493,7 +494,7 @@ def validate_builtin(
         causes = _containers(tspec, "spec.template.spec")
         policy = tspec.get("restartPolicy")
         if policy not in ("OnFailure", "Never"):
-            from pyctrl.envtest._errors import field_not_supported
+            from pyctrl.envtest.apimachinery.errors import field_not_supported
 
             causes.append(
                 field_not_supported(

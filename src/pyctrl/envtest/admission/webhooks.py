@@ -95,8 +95,8 @@ import jsonpointer
 import orjson
 
 from pyctrl._apiextensions.gofmt import go_quote as _quote
-from pyctrl.envtest._errors import Cause, StatusError, bad_request, internal, not_found
-from pyctrl.envtest._selectors import (
+from pyctrl.envtest.apimachinery.errors import Cause, StatusError, bad_request, internal, not_found
+from pyctrl.envtest.apimachinery.fields import (
     LabelSelector,
     SelectorError,
     label_value_problem,
@@ -107,9 +107,10 @@ from pyctrl.envtest._selectors import (
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from pyctrl.envtest._admission import AdmissionRequest
-    from pyctrl.envtest._resources import ResourceType, StorageKey
-    from pyctrl.envtest._server import APIServer
+    from pyctrl.envtest.admission.interfaces import AdmissionRequest
+    from pyctrl.envtest.endpoints.server import APIServer
+    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl.envtest.storage.store import StorageKey
 
 __all__ = [
     "CONVERSION_TIMEOUT_SECONDS",

@@ -14,21 +14,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.pruning import apply_defaults
-from pyctrl.envtest._api import CRDS, deep_copy, meta_of, set_condition
-from pyctrl.envtest._resources import (
+from pyctrl.envtest.registry.generic import CRDS, deep_copy, meta_of, set_condition
+from pyctrl.envtest.scheme.resources import (
     AGE_COLUMN,
     PrinterColumn,
     ResourceType,
-    StorageKey,
     version_priority_key,
 )
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pyctrl.envtest._api import API
-    from pyctrl.envtest._store import StoreEvent
-    from pyctrl.envtest._watch import WatchHub
+    from pyctrl.envtest.registry.generic import API
+    from pyctrl.envtest.storage.store import StorageKey, StoreEvent
+    from pyctrl.envtest.storage.watch import WatchHub
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 

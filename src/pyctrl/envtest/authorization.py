@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest._errors import StatusError, field_invalid, invalid
+from pyctrl.envtest.apimachinery.errors import StatusError, field_invalid, invalid
 
 if TYPE_CHECKING:
-    from pyctrl.envtest._authn import User
-    from pyctrl.envtest._store import Store
+    from pyctrl.envtest.authentication import User
+    from pyctrl.envtest.storage.store import Store
 
 __all__ = [
     "BOOTSTRAP_POLICY",
@@ -306,7 +306,7 @@ def subject_access_review(
         StatusError: 422 when the spec does not say exactly one of resource and
             non-resource attributes, or (SubjectAccessReview) names no user nor group.
     """
-    from pyctrl.envtest._authn import User
+    from pyctrl.envtest.authentication import User
 
     kind = "SelfSubjectAccessReview" if caller is not None else "SubjectAccessReview"
     spec = body.get("spec")

@@ -22,14 +22,13 @@ import asyncio
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest._api import CRDS, NAMESPACES, deep_copy, meta_of, set_condition
-from pyctrl.envtest._crd import CLEANUP_FINALIZER
+from pyctrl.envtest.controllers.crd import CLEANUP_FINALIZER
+from pyctrl.envtest.registry.generic import CRDS, NAMESPACES, deep_copy, meta_of, set_condition
 
 if TYPE_CHECKING:
-    from pyctrl.envtest._api import API
-    from pyctrl.envtest._crd import CRDController
-    from pyctrl.envtest._resources import StorageKey
-    from pyctrl.envtest._store import StoreEvent
+    from pyctrl.envtest.controllers.crd import CRDController
+    from pyctrl.envtest.registry.generic import API
+    from pyctrl.envtest.storage.store import StorageKey, StoreEvent
 
 Item = tuple[Any, ...]
 

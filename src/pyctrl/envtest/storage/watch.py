@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 if TYPE_CHECKING:
-    from pyctrl.envtest._resources import StorageKey
-    from pyctrl.envtest._selectors import FieldSelector, LabelSelector
-    from pyctrl.envtest._store import StoreEvent
+    from pyctrl.envtest.apimachinery.fields import FieldSelector, LabelSelector
+    from pyctrl.envtest.storage.store import StorageKey, StoreEvent
 
 
 class View(Protocol):

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest._api import DeleteOptions, WriteOptions
-from pyctrl.envtest._errors import bad_request, not_found
+from pyctrl.envtest.apimachinery.errors import bad_request, not_found
+from pyctrl.envtest.registry.generic import DeleteOptions, WriteOptions
 
 if TYPE_CHECKING:
-    from pyctrl.envtest._api import API
-    from pyctrl.envtest._resources import ResourceType
+    from pyctrl.envtest.registry.generic import API
+    from pyctrl.envtest.scheme.resources import ResourceType
 
 __all__ = ["evict"]
 

@@ -28,7 +28,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
 
 import orjson
 
@@ -37,15 +37,14 @@ from pyctrl._apiextensions.gofmt import go_print, go_quote
 from pyctrl._apiextensions.pruning import apply_defaults, prune, reapply_is_noop
 from pyctrl._apiextensions.validation import validate
 from pyctrl._ids import fast_uuid4
-from pyctrl.envtest import _builtin_schema, _defaults, _managedfields, _patch, _validation
-from pyctrl.envtest._admission import (
+from pyctrl.envtest.admission.interfaces import (
     REQUEST_USER,
     AdmissionHook,
     AdmissionRequest,
     ConversionHook,
     UserInfo,
 )
-from pyctrl.envtest._errors import (
+from pyctrl.envtest.apimachinery.errors import (
     Cause,
     GoLiteral,
     StatusError,
@@ -63,15 +62,20 @@ from pyctrl.envtest._errors import (
     resource_expired,
     resource_version_problem,
 )
-from pyctrl.envtest._jsonpath import JSONPathError, find
-from pyctrl.envtest._selectors import (
+from pyctrl.envtest.apimachinery.fields import (
     FieldSelector,
     LabelSelector,
     SelectorError,
     field_value,
     selector_from_object,
 )
-from pyctrl.envtest._store import (
+from pyctrl.envtest.apimachinery.jsonpath import JSONPathError, find
+from pyctrl.envtest.fieldmanager import managedfields as _managedfields
+from pyctrl.envtest.fieldmanager import patch as _patch
+from pyctrl.envtest.registry import defaults as _defaults
+from pyctrl.envtest.registry import validation as _validation
+from pyctrl.envtest.scheme import builtin as _builtin_schema
+from pyctrl.envtest.storage.store import (
     KeyExistsError,
     KeyNotFoundError,
     RVMismatchError,
@@ -83,8 +87,8 @@ from pyctrl.envtest._store import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl.envtest._crd import CRDController
-    from pyctrl.envtest._resources import Registry, ResourceType, StorageKey
+    from pyctrl.envtest.scheme.resources import Registry, ResourceType
+    from pyctrl.envtest.storage.store import StorageKey
 
 NAMESPACES: StorageKey = ("", "namespaces")
 CRDS: StorageKey = ("apiextensions.k8s.io", "customresourcedefinitions")
@@ -181,6 +185,13 @@ def _ro_meta(obj: dict[str, Any] | None) -> dict[str, Any]:
         return {}
     meta = obj.get("metadata")
     return meta if isinstance(meta, dict) else {}
+
+
+class CRDReconciler(Protocol):
+    """What the registry tells about a written CRD: the CRD controller (`controllers.crd`)."""
+
+    def reconcile(self, name: str) -> None:
+        """Bring the served types of the CRD ``name`` in line with what is stored."""
 
 
 @dataclass
@@ -349,7 +360,7 @@ class API:
         self.registry = registry
         self.admission = admission
         self._conversion = conversion
-        self.crds: CRDController | None = None
+        self.crds: CRDReconciler | None = None
         self.ips = _IPAllocator()
         self._snapshots: OrderedDict[tuple[StorageKey, str | None, int], list[dict[str, Any]]] = (
             OrderedDict()

@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 from aiohttp import web
 
-from pyctrl.envtest import _builtin_schema, _errors
-from pyctrl.envtest._discovery import KUBERNETES_VERSION, error_response
+from pyctrl.envtest.apimachinery import errors as _errors
+from pyctrl.envtest.discovery import KUBERNETES_VERSION, error_response
+from pyctrl.envtest.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
-    from pyctrl.envtest._resources import Registry, ResourceType
+    from pyctrl.envtest.scheme.resources import Registry, ResourceType
 
 __all__ = [
     "add_routes",

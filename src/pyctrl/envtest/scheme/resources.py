@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-StorageKey = tuple[str, str]
-"""(group, plural) of the storage one or more resource types read and write."""
+if TYPE_CHECKING:
+    from pyctrl.envtest.storage.store import StorageKey
 
 Converter = Callable[[dict[str, Any]], dict[str, Any]]
 

@@ -32,25 +32,9 @@ import yaml
 from aiohttp import web
 
 from pyctrl._ids import fast_uuid4
-from pyctrl.envtest import _discovery, _openapi, _protobuf, _yaml
-from pyctrl.envtest._admission import REQUEST_USER, UserInfo
-from pyctrl.envtest._api import (
-    API,
-    NAMESPACES,
-    DeleteOptions,
-    WriteOptions,
-    meta_of,
-)
-from pyctrl.envtest._authn import Authenticator, User, token_request, token_review
-from pyctrl.envtest._authz import (
-    BOOTSTRAP_POLICY,
-    Authorizer,
-    forbidden_error,
-    request_attributes,
-    subject_access_review,
-)
-from pyctrl.envtest._crd import CRDController
-from pyctrl.envtest._errors import (
+from pyctrl.envtest import discovery as _discovery
+from pyctrl.envtest.admission.interfaces import REQUEST_USER, UserInfo
+from pyctrl.envtest.apimachinery.errors import (
     StatusError,
     bad_request,
     field_forbidden,
@@ -66,20 +50,39 @@ from pyctrl.envtest._errors import (
     unauthorized,
     unsupported_media_type,
 )
-from pyctrl.envtest._eviction import evict
-from pyctrl.envtest._faults import Faults
-from pyctrl.envtest._gc import Controllers
-from pyctrl.envtest._resources import Registry, ResourceType, builtin_types
-from pyctrl.envtest._selectors import (
+from pyctrl.envtest.apimachinery.fields import (
     FieldSelector,
     LabelSelector,
     SelectorError,
     parse_field_selector,
     parse_label_selector,
 )
-from pyctrl.envtest._store import Store, TooOld, check_nesting
-from pyctrl.envtest._table import partial_metadata, to_table
-from pyctrl.envtest._watch import Watcher, WatchHub, encode_event
+from pyctrl.envtest.authentication import Authenticator, User, token_request, token_review
+from pyctrl.envtest.authorization import (
+    BOOTSTRAP_POLICY,
+    Authorizer,
+    forbidden_error,
+    request_attributes,
+    subject_access_review,
+)
+from pyctrl.envtest.controllers.crd import CRDController
+from pyctrl.envtest.controllers.garbagecollector import Controllers
+from pyctrl.envtest.endpoints import protobuf as _protobuf
+from pyctrl.envtest.endpoints import yamlcodec as _yaml
+from pyctrl.envtest.endpoints.table import partial_metadata, to_table
+from pyctrl.envtest.faults import Faults
+from pyctrl.envtest.openapi import builder as _openapi
+from pyctrl.envtest.registry.eviction import evict
+from pyctrl.envtest.registry.generic import (
+    API,
+    NAMESPACES,
+    DeleteOptions,
+    WriteOptions,
+    meta_of,
+)
+from pyctrl.envtest.scheme.resources import Registry, ResourceType, builtin_types
+from pyctrl.envtest.storage.store import Store, TooOld, check_nesting
+from pyctrl.envtest.storage.watch import Watcher, WatchHub, encode_event
 from pyctrl.log import get_logger
 from pyctrl.sharding import ShardSelector, ShardSelectorError
 from pyctrl.sharding import parse as parse_shard_selector
@@ -89,7 +92,7 @@ if TYPE_CHECKING:
     from collections.abc import Hashable, Iterable
     from types import TracebackType
 
-    from pyctrl.envtest._admission import AdmissionHook, ConversionHook
+    from pyctrl.envtest.admission.interfaces import AdmissionHook, ConversionHook
 
 logger = logging.getLogger("pyctrl.envtest.server")
 
@@ -316,7 +319,7 @@ class APIServer:
         if watch_queue_size < 1:
             raise ValueError(f"watch_queue_size must be at least 1, got {watch_queue_size}")
         self.authn = Authenticator(tokens, service_account_uid=self._service_account_uid)
-        """Bearer tokens to users (`pyctrl.envtest._authn`); `add_user` adds some."""
+        """Bearer tokens to users (`pyctrl.envtest.authentication`); `add_user` adds some."""
         self._ssl = ssl_context
         self.host = host
         self.port = port
@@ -336,7 +339,7 @@ class APIServer:
             self.store, self.registry, admission=self.admission, conversion=lambda: self.conversion
         )
         self.authz = Authorizer(self.store)
-        """RBAC over the stored roles and bindings (`pyctrl.envtest._authz`)."""
+        """RBAC over the stored roles and bindings (`pyctrl.envtest.authorization`)."""
         self.crd_controller = CRDController(self.api, self.hub)
         self.controllers = Controllers(
             self.api, self.crd_controller, garbage_collector=garbage_collector

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from pyctrl.envtest import _jsonpath
-from pyctrl.envtest._resources import (
+from pyctrl.envtest.apimachinery import jsonpath as _jsonpath
+from pyctrl.envtest.scheme.resources import (
     CREATED_AT_COLUMN,
     NAME_COLUMN,
     PrinterColumn,
@@ -95,7 +95,7 @@ def _get(obj: Any, *path: str, default: Any = None) -> Any:
 
 
 def _selector_text(sel: dict[str, Any] | None) -> str:
-    from pyctrl.envtest._selectors import SelectorError, selector_from_object
+    from pyctrl.envtest.apimachinery.fields import SelectorError, selector_from_object
 
     if not sel:
         return "<none>"

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
-from pyctrl.envtest._errors import bad_request, storage_request_too_large
+from pyctrl.envtest.apimachinery.errors import bad_request, storage_request_too_large
 
-if TYPE_CHECKING:
-    from pyctrl.envtest._resources import StorageKey
+StorageKey = tuple[str, str]
+"""(group, plural) of the storage one or more resource types read and write."""
 
 MAX_REQUEST_BYTES = 1536 * 1024
 """etcd's default ``--max-request-bytes``: the largest write it accepts."""
