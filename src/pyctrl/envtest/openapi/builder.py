@@ -246,7 +246,99 @@ def _string_map(description: str) -> dict[str, Any]:
     }
 
 
-def _meta_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
+def _object_meta_set_fields(d: _Dialect) -> dict[str, Any]:
+    """ObjectMeta's fields that clients set: names, labels, annotations, owners, finalizers."""
+    return {
+        "annotations": _string_map(
+            "Annotations is an unstructured key value map stored with a resource "
+            "that may be set by external tools to store and retrieve arbitrary metadata."
+        ),
+        "finalizers": {
+            "description": "Must be empty before the object is deleted from the "
+            "registry. Each entry is an identifier for the responsible component "
+            "that will remove the entry from the list.",
+            "type": "array",
+            "items": {"type": "string", "default": ""},
+            "x-kubernetes-list-type": "set",
+            "x-kubernetes-patch-strategy": "merge",
+        },
+        "generateName": _string(
+            "GenerateName is an optional prefix, used by the server, to generate a "
+            "unique name ONLY IF the Name field has not been provided."
+        ),
+        "labels": _string_map(
+            "Map of string keys and values that can be used to organize and "
+            "categorize (scope and select) objects."
+        ),
+        "managedFields": {
+            "description": "ManagedFields maps workflow-id and version to the set of "
+            "fields that are managed by that workflow.",
+            "type": "array",
+            "items": d.field_ref(f"{_META}.ManagedFieldsEntry", "", default={})
+            if d.v3
+            else d.ref(f"{_META}.ManagedFieldsEntry"),
+            "x-kubernetes-list-type": "atomic",
+        },
+        "name": _string("Name must be unique within a namespace. Cannot be updated."),
+        "namespace": _string(
+            "Namespace defines the space within which each name must be unique. Cannot be updated."
+        ),
+        "ownerReferences": {
+            "description": "List of objects depended by this object. If ALL objects "
+            "in the list have been deleted, this object will be garbage collected.",
+            "type": "array",
+            "items": d.field_ref(f"{_META}.OwnerReference", "", default={})
+            if d.v3
+            else d.ref(f"{_META}.OwnerReference"),
+            "x-kubernetes-list-map-keys": ["uid"],
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-patch-merge-key": "uid",
+            "x-kubernetes-patch-strategy": "merge",
+        },
+    }
+
+
+def _object_meta_system_fields(d: _Dialect) -> dict[str, Any]:
+    """ObjectMeta's fields that the server populates (read-only to clients)."""
+    time = f"{_META}.Time"
+    return {
+        "creationTimestamp": d.field_ref(
+            time,
+            "CreationTimestamp is a timestamp representing the server time when this "
+            "object was created. Populated by the system. Read-only.",
+        ),
+        "deletionGracePeriodSeconds": {
+            "description": "Number of seconds allowed for this object to gracefully "
+            "terminate before it will be removed from the system. Read-only.",
+            "type": "integer",
+            "format": "int64",
+        },
+        "deletionTimestamp": d.field_ref(
+            time,
+            "DeletionTimestamp is the time after which this resource will be deleted. "
+            "Set by the server when a graceful deletion is requested. Read-only.",
+        ),
+        "generation": {
+            "description": "A sequence number representing a specific generation of "
+            "the desired state. Populated by the system. Read-only.",
+            "type": "integer",
+            "format": "int64",
+        },
+        "resourceVersion": _string(
+            "An opaque value that represents the internal version of this object "
+            "that can be used by clients to determine when objects have changed. "
+            "Read-only."
+        ),
+        "selfLink": _string("Deprecated: selfLink is a legacy read-only field."),
+        "uid": _string(
+            "UID is the unique in time and space value for this object. Populated "
+            "by the system. Read-only."
+        ),
+    }
+
+
+def _meta_field_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
+    """Time, FieldsV1, ManagedFieldsEntry and OwnerReference: the parts of ObjectMeta."""
     time = f"{_META}.Time"
     return {
         time: {
@@ -297,91 +389,19 @@ def _meta_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
             },
             "x-kubernetes-map-type": "atomic",
         },
+    }
+
+
+def _object_meta_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
+    """ObjectMeta and ListMeta."""
+    return {
         f"{_META}.ObjectMeta": {
             "description": "ObjectMeta is metadata that all persisted resources must have, "
             "which includes all objects users must create.",
             "type": "object",
-            "properties": {
-                "annotations": _string_map(
-                    "Annotations is an unstructured key value map stored with a resource "
-                    "that may be set by external tools to store and retrieve arbitrary metadata."
-                ),
-                "creationTimestamp": d.field_ref(
-                    time,
-                    "CreationTimestamp is a timestamp representing the server time when this "
-                    "object was created. Populated by the system. Read-only.",
-                ),
-                "deletionGracePeriodSeconds": {
-                    "description": "Number of seconds allowed for this object to gracefully "
-                    "terminate before it will be removed from the system. Read-only.",
-                    "type": "integer",
-                    "format": "int64",
-                },
-                "deletionTimestamp": d.field_ref(
-                    time,
-                    "DeletionTimestamp is the time after which this resource will be deleted. "
-                    "Set by the server when a graceful deletion is requested. Read-only.",
-                ),
-                "finalizers": {
-                    "description": "Must be empty before the object is deleted from the "
-                    "registry. Each entry is an identifier for the responsible component "
-                    "that will remove the entry from the list.",
-                    "type": "array",
-                    "items": {"type": "string", "default": ""},
-                    "x-kubernetes-list-type": "set",
-                    "x-kubernetes-patch-strategy": "merge",
-                },
-                "generateName": _string(
-                    "GenerateName is an optional prefix, used by the server, to generate a "
-                    "unique name ONLY IF the Name field has not been provided."
-                ),
-                "generation": {
-                    "description": "A sequence number representing a specific generation of "
-                    "the desired state. Populated by the system. Read-only.",
-                    "type": "integer",
-                    "format": "int64",
-                },
-                "labels": _string_map(
-                    "Map of string keys and values that can be used to organize and "
-                    "categorize (scope and select) objects."
-                ),
-                "managedFields": {
-                    "description": "ManagedFields maps workflow-id and version to the set of "
-                    "fields that are managed by that workflow.",
-                    "type": "array",
-                    "items": d.field_ref(f"{_META}.ManagedFieldsEntry", "", default={})
-                    if d.v3
-                    else d.ref(f"{_META}.ManagedFieldsEntry"),
-                    "x-kubernetes-list-type": "atomic",
-                },
-                "name": _string("Name must be unique within a namespace. Cannot be updated."),
-                "namespace": _string(
-                    "Namespace defines the space within which each name must be unique. "
-                    "Cannot be updated."
-                ),
-                "ownerReferences": {
-                    "description": "List of objects depended by this object. If ALL objects "
-                    "in the list have been deleted, this object will be garbage collected.",
-                    "type": "array",
-                    "items": d.field_ref(f"{_META}.OwnerReference", "", default={})
-                    if d.v3
-                    else d.ref(f"{_META}.OwnerReference"),
-                    "x-kubernetes-list-map-keys": ["uid"],
-                    "x-kubernetes-list-type": "map",
-                    "x-kubernetes-patch-merge-key": "uid",
-                    "x-kubernetes-patch-strategy": "merge",
-                },
-                "resourceVersion": _string(
-                    "An opaque value that represents the internal version of this object "
-                    "that can be used by clients to determine when objects have changed. "
-                    "Read-only."
-                ),
-                "selfLink": _string("Deprecated: selfLink is a legacy read-only field."),
-                "uid": _string(
-                    "UID is the unique in time and space value for this object. Populated "
-                    "by the system. Read-only."
-                ),
-            },
+            "properties": dict(
+                sorted({**_object_meta_set_fields(d), **_object_meta_system_fields(d)}.items())
+            ),
         },
         f"{_META}.ListMeta": {
             "description": "ListMeta describes metadata that synthetic resources must have, "
@@ -404,6 +424,12 @@ def _meta_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
                 "selfLink": _string("Deprecated: selfLink is a legacy read-only field."),
             },
         },
+    }
+
+
+def _status_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
+    """Status and its details and causes."""
+    return {
         f"{_META}.StatusCause": {
             "description": "StatusCause provides more information about an api.Status failure.",
             "type": "object",
@@ -460,6 +486,12 @@ def _meta_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
             },
             "x-kubernetes-group-version-kind": [_gvk("", "v1", "Status")],
         },
+    }
+
+
+def _delete_options_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
+    """DeleteOptions with its Preconditions, and the Patch body."""
+    return {
         f"{_META}.Preconditions": {
             "description": "Preconditions must be fulfilled before an operation (update, "
             "delete, etc.) is carried out.",
@@ -502,6 +534,16 @@ def _meta_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
             "Kubernetes PATCH request body.",
             "type": "object",
         },
+    }
+
+
+def _meta_definitions(d: _Dialect) -> dict[str, dict[str, Any]]:
+    """The apimachinery meta/v1 definitions every document references."""
+    return {
+        **_meta_field_definitions(d),
+        **_object_meta_definitions(d),
+        **_status_definitions(d),
+        **_delete_options_definitions(d),
     }
 
 
@@ -758,6 +800,21 @@ class _Operations:
         self.tag = _tag(rt.group, rt.version)
         self.gvk = _gvk(rt.group, rt.version, rt.kind)
         self.verbs = set(rt.verbs)
+        self.ns = "Namespaced" if rt.namespaced else ""
+        collection = _base_path(rt)
+        if rt.namespaced:
+            collection += "/namespaces/{namespace}"
+        self.collection = collection + f"/{rt.plural}"
+        self.item = self.collection + "/{name}"
+        self.scope_params = [d.query("pretty", "If 'true', then the output is pretty printed.")]
+        if rt.namespaced:
+            self.scope_params.insert(
+                0,
+                d.path_param(
+                    "namespace", "object name and auth scope, such as for teams and projects"
+                ),
+            )
+        self.item_params = [d.path_param("name", f"name of the {rt.kind}"), *self.scope_params]
 
     def _op(
         self,
@@ -793,29 +850,12 @@ class _Operations:
     def _patch_media(self) -> tuple[str, ...]:
         return _PATCH_TYPES if self.custom else _BUILTIN_PATCH_TYPES
 
-    def build(self) -> dict[str, dict[str, Any]]:
-        rt, d = self.rt, self.d
-        ns = "Namespaced" if rt.namespaced else ""
-        kind = rt.kind
-        collection = _base_path(rt)
-        if rt.namespaced:
-            collection += "/namespaces/{namespace}"
-        collection += f"/{rt.plural}"
-        item = collection + "/{name}"
-        scope_params = [d.query("pretty", "If 'true', then the output is pretty printed.")]
-        if rt.namespaced:
-            scope_params.insert(
-                0,
-                d.path_param(
-                    "namespace", "object name and auth scope, such as for teams and projects"
-                ),
-            )
-        item_params = [d.path_param("name", f"name of the {kind}"), *scope_params]
-        paths: dict[str, dict[str, Any]] = {}
-
-        collection_ops: dict[str, Any] = {"parameters": scope_params}
+    def _collection_ops(self) -> dict[str, Any]:
+        """The collection path: list, create and deletecollection."""
+        d, kind, ns = self.d, self.rt.kind, self.ns
+        ops: dict[str, Any] = {"parameters": self.scope_params}
         if "list" in self.verbs:
-            collection_ops["get"] = self._op(
+            ops["get"] = self._op(
                 "list",
                 f"list{self.prefix}{ns}{kind}",
                 f"list or watch objects of kind {kind}",
@@ -823,7 +863,7 @@ class _Operations:
                 responses=d.responses({"200": "OK"}, self.list_def, self.media),
             )
         if "create" in self.verbs:
-            collection_ops["post"] = self._op(
+            ops["post"] = self._op(
                 "post",
                 f"create{self.prefix}{ns}{kind}",
                 f"create a {kind}",
@@ -834,18 +874,21 @@ class _Operations:
                 body=(self.kind_def, (_JSON, _YAML)),
             )
         if "deletecollection" in self.verbs:
-            collection_ops["delete"] = self._op(
+            ops["delete"] = self._op(
                 "deletecollection",
                 f"delete{self.prefix}Collection{ns}{kind}",
                 f"delete collection of {kind}",
                 params=_delete_params(d) + _list_params(d)[:8],
                 responses=d.responses({"200": "OK"}, f"{_META}.Status", self.media),
             )
-        paths[collection] = collection_ops
+        return ops
 
-        item_ops: dict[str, Any] = {"parameters": item_params}
+    def _item_ops(self) -> dict[str, Any]:
+        """The item path: get, update, patch and delete."""
+        d, kind, ns = self.d, self.rt.kind, self.ns
+        ops: dict[str, Any] = {"parameters": self.item_params}
         if "get" in self.verbs:
-            item_ops["get"] = self._op(
+            ops["get"] = self._op(
                 "get",
                 f"read{self.prefix}{ns}{kind}",
                 f"read the specified {kind}",
@@ -853,7 +896,7 @@ class _Operations:
                 responses=d.responses({"200": "OK"}, self.kind_def, self.media),
             )
         if "update" in self.verbs:
-            item_ops["put"] = self._op(
+            ops["put"] = self._op(
                 "put",
                 f"replace{self.prefix}{ns}{kind}",
                 f"replace the specified {kind}",
@@ -862,7 +905,7 @@ class _Operations:
                 body=(self.kind_def, (_JSON, _YAML)),
             )
         if "patch" in self.verbs:
-            item_ops["patch"] = self._op(
+            ops["patch"] = self._op(
                 "patch",
                 f"patch{self.prefix}{ns}{kind}",
                 f"partially update the specified {kind}",
@@ -871,7 +914,7 @@ class _Operations:
                 body=(f"{_META}.Patch", self._patch_media()),
             )
         if "delete" in self.verbs:
-            item_ops["delete"] = self._op(
+            ops["delete"] = self._op(
                 "delete",
                 f"delete{self.prefix}{ns}{kind}",
                 f"delete a {kind}",
@@ -881,20 +924,64 @@ class _Operations:
                 ),
                 body=(f"{_META}.DeleteOptions", (_JSON, _YAML)),
             )
-        paths[item] = item_ops
+        return ops
 
+    def _all_namespaces_ops(self) -> dict[str, Any]:
+        """The cluster-wide list of a namespaced kind."""
+        d, kind = self.d, self.rt.kind
+        return {
+            "parameters": [d.query("pretty", "If 'true', then the output is pretty printed.")],
+            "get": self._op(
+                "list",
+                f"list{self.prefix}{kind}ForAllNamespaces",
+                f"list or watch objects of kind {kind}",
+                params=_list_params(d),
+                responses=d.responses({"200": "OK"}, self.list_def, self.media),
+            ),
+        }
+
+    def _subresource_ops(self, sub: str, target_def: str, gvk: dict[str, str]) -> dict[str, Any]:
+        """The get, put and patch operations of the status or scale subresource."""
+        d, kind, ns = self.d, self.rt.kind, self.ns
+        suffix = sub.capitalize()
+        return {
+            "parameters": self.item_params,
+            "get": self._op(
+                "get",
+                f"read{self.prefix}{ns}{kind}{suffix}",
+                f"read {sub} of the specified {kind}",
+                params=[],
+                responses=d.responses({"200": "OK"}, target_def, self.media),
+                gvk=gvk,
+            ),
+            "put": self._op(
+                "put",
+                f"replace{self.prefix}{ns}{kind}{suffix}",
+                f"replace {sub} of the specified {kind}",
+                params=_write_params(d),
+                responses=d.responses({"200": "OK", "201": "Created"}, target_def, self.media),
+                body=(target_def, (_JSON, _YAML)),
+                gvk=gvk,
+            ),
+            "patch": self._op(
+                "patch",
+                f"patch{self.prefix}{ns}{kind}{suffix}",
+                f"partially update {sub} of the specified {kind}",
+                params=_write_params(d, patch=True),
+                responses=d.responses({"200": "OK", "201": "Created"}, target_def, self.media),
+                body=(f"{_META}.Patch", self._patch_media()),
+                gvk=gvk,
+            ),
+        }
+
+    def build(self) -> dict[str, dict[str, Any]]:
+        rt = self.rt
+        paths: dict[str, dict[str, Any]] = {
+            self.collection: self._collection_ops(),
+            self.item: self._item_ops(),
+        }
         if rt.namespaced and "list" in self.verbs:
-            paths[f"{_base_path(rt)}/{rt.plural}"] = {
-                "parameters": [d.query("pretty", "If 'true', then the output is pretty printed.")],
-                "get": self._op(
-                    "list",
-                    f"list{self.prefix}{kind}ForAllNamespaces",
-                    f"list or watch objects of kind {kind}",
-                    params=_list_params(d),
-                    responses=d.responses({"200": "OK"}, self.list_def, self.media),
-                ),
-            }
-
+            paths[f"{_base_path(rt)}/{rt.plural}"] = self._all_namespaces_ops()
         for sub in sorted(rt.subresources):
             if sub == "status":
                 target_def, gvk = self.kind_def, self.gvk
@@ -902,36 +989,7 @@ class _Operations:
                 target_def, gvk = _SCALE, _gvk("autoscaling", "v1", "Scale")
             else:
                 continue
-            suffix = sub.capitalize()
-            paths[f"{item}/{sub}"] = {
-                "parameters": item_params,
-                "get": self._op(
-                    "get",
-                    f"read{self.prefix}{ns}{kind}{suffix}",
-                    f"read {sub} of the specified {kind}",
-                    params=[],
-                    responses=d.responses({"200": "OK"}, target_def, self.media),
-                    gvk=gvk,
-                ),
-                "put": self._op(
-                    "put",
-                    f"replace{self.prefix}{ns}{kind}{suffix}",
-                    f"replace {sub} of the specified {kind}",
-                    params=_write_params(d),
-                    responses=d.responses({"200": "OK", "201": "Created"}, target_def, self.media),
-                    body=(target_def, (_JSON, _YAML)),
-                    gvk=gvk,
-                ),
-                "patch": self._op(
-                    "patch",
-                    f"patch{self.prefix}{ns}{kind}{suffix}",
-                    f"partially update {sub} of the specified {kind}",
-                    params=_write_params(d, patch=True),
-                    responses=d.responses({"200": "OK", "201": "Created"}, target_def, self.media),
-                    body=(f"{_META}.Patch", self._patch_media()),
-                    gvk=gvk,
-                ),
-            }
+            paths[f"{self.item}/{sub}"] = self._subresource_ops(sub, target_def, gvk)
         return paths
 
 
