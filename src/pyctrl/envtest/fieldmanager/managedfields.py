@@ -1198,6 +1198,33 @@ def _set_managed_fields(obj: dict[str, Any], managed: dict[_Id, _Entry]) -> None
         meta.pop("managedFields", None)
 
 
+def _live_managed_fields(live: dict[str, Any] | None) -> Any:
+    """The stored object's raw managedFields (None without a stored object)."""
+    if live is not None and isinstance(live.get("metadata"), dict):
+        return live["metadata"].get("managedFields")
+    return None
+
+
+def _managed_for_update(requested: Any, live_fields: Any, subresource: str) -> dict[_Id, _Entry]:
+    """decodeLiveOrNew: the entries an update starts from.
+
+    The request's managedFields win unless the write is to a subresource; ``[]`` or
+    ``[{}]`` resets them; an empty or undecodable request keeps the live entries.
+    """
+    try:
+        if subresource:
+            return _decode(live_fields)
+        if _is_reset(requested):
+            return {}
+        try:
+            managed = _decode(requested)
+        except _DecodeError:
+            managed = {}
+        return managed or _decode(live_fields)
+    except _DecodeError:
+        return {}
+
+
 def track_update(
     old: dict[str, Any] | None,
     new: dict[str, Any],
@@ -1236,24 +1263,8 @@ def track_update(
     meta = new.get("metadata")
     if not isinstance(meta, dict):
         return
-    live_fields = None
-    if old is not None and isinstance(old.get("metadata"), dict):
-        live_fields = old["metadata"].get("managedFields")
-    requested = meta.pop("managedFields", None)
-    try:
-        if subresource:
-            managed = _decode(live_fields)
-        elif _is_reset(requested):
-            managed = {}
-        else:
-            try:
-                managed = _decode(requested)
-            except _DecodeError:
-                managed = {}
-            if not managed:
-                managed = _decode(live_fields)
-    except _DecodeError:
-        managed = {}
+    live_fields = _live_managed_fields(old)
+    managed = _managed_for_update(meta.pop("managedFields", None), live_fields, subresource)
     root, builtin = _root_type(group, kind, schema)
     before = (
         _without_managed_fields(old)
@@ -1290,6 +1301,74 @@ def _gvk_string(api_version: Any, kind: Any) -> str:
     text = api_version if isinstance(api_version, str) else ""
     group, _, version = text.rpartition("/")
     return f"{group}/{version}, Kind={kind if isinstance(kind, str) else ''}"
+
+
+def _check_apply_patch(applied: Any, api_version: str, kind: str) -> None:
+    """Reject an apply patch that is no object, of another type, or sets managedFields."""
+    if not isinstance(applied, dict):
+        raise PatchError("apply patch must be an object", code=400, reason="BadRequest")
+    if applied.get("apiVersion") != api_version or applied.get("kind") != kind:
+        raise PatchError(
+            f"invalid object type: {_gvk_string(applied.get('apiVersion'), applied.get('kind'))}",
+            code=400,
+            reason="BadRequest",
+        )
+    applied_meta = applied.get("metadata")
+    if isinstance(applied_meta, dict) and applied_meta.get("managedFields") is not None:
+        raise PatchError("metadata.managedFields must be nil", code=400, reason="BadRequest")
+
+
+def _apply_fields(
+    before: dict[str, Any],
+    config: dict[str, Any],
+    config_fields: FieldSet,
+    managed: dict[_Id, _Entry],
+    ident: _Id,
+    *,
+    api_version: str,
+    root: Node,
+    ignored: FieldSet,
+    force: bool,
+) -> dict[str, Any]:
+    """Updater.Apply: merge ``config`` into ``before`` and record ``ident``'s fields.
+
+    Fields the applier owned last time and no longer applies are pruned; other managers
+    lose the fields the apply changes (or conflict, without ``force``). ``managed`` is
+    updated in place; the merged object is returned.
+    """
+    merged = _merge(before, config, root)
+    last = managed.get(ident)
+    managed[ident] = _Entry(
+        fields=config_fields,
+        api_version=api_version,
+        applied=True,
+        time=last.time if last is not None else None,
+    )
+    if last is not None and last.fields:
+        merged = _prune(merged, managed, last.fields, root)
+    _update_others(before, merged, managed, ident, root=root, ignored=ignored, force=force)
+    return merged
+
+
+def _applied_fields(config: dict[str, Any], root: Node, ignored: FieldSet, gvk: str) -> FieldSet:
+    """The fields an apply configuration sets, less those the endpoint ignores."""
+    try:
+        config_fields = _to_field_set(config, root, strict=True)
+    except _TypeError as exc:
+        raise PatchError(
+            f"failed to create typed patch object ({gvk}): {exc.describe()}", code=500, reason=""
+        ) from exc
+    return _recursive_difference(config_fields, ignored)
+
+
+def _settle_apply_entry(managed: dict[_Id, _Entry], ident: _Id, *, changed: bool, now: str) -> None:
+    """The applier's entry: stamped when the apply changed the object, dropped when empty."""
+    entry = managed[ident]
+    entry.fields = _difference(entry.fields, _STRIP)
+    if changed:
+        entry.time = now
+    if not entry.fields:
+        del managed[ident]
 
 
 def server_side_apply(
@@ -1333,60 +1412,36 @@ def server_side_apply(
             managedFields; 500 for a patch that does not fit the kind's type (a list item
             without its key fields, duplicate keys).
     """
-    if not isinstance(applied, dict):
-        raise PatchError("apply patch must be an object", code=400, reason="BadRequest")
-    if applied.get("apiVersion") != api_version or applied.get("kind") != kind:
-        raise PatchError(
-            f"invalid object type: {_gvk_string(applied.get('apiVersion'), applied.get('kind'))}",
-            code=400,
-            reason="BadRequest",
-        )
-    applied_meta = applied.get("metadata")
-    if isinstance(applied_meta, dict) and applied_meta.get("managedFields") is not None:
-        raise PatchError("metadata.managedFields must be nil", code=400, reason="BadRequest")
+    _check_apply_patch(applied, api_version, kind)
     root, _ = _root_type(group, kind, schema)
     gvk = _gvk_string(api_version, kind)
-    live_fields = None
-    if live is not None and isinstance(live.get("metadata"), dict):
-        live_fields = live["metadata"].get("managedFields")
     try:
-        managed = _decode(live_fields)
+        managed = _decode(_live_managed_fields(live))
     except _DecodeError as exc:
         raise PatchError(f"failed to decode managed fields: {exc}", code=500, reason="") from exc
     before = _without_managed_fields(live) if live is not None else {}
     config = _without_managed_fields(applied)
-    try:
-        config_fields = _to_field_set(config, root, strict=True)
-    except _TypeError as exc:
-        raise PatchError(
-            f"failed to create typed patch object ({gvk}): {exc.describe()}", code=500, reason=""
-        ) from exc
     ignored = _ignored_fields(group, kind, schema, subresource, reset_fields)
-    config_fields = _recursive_difference(config_fields, ignored)
+    config_fields = _applied_fields(config, root, ignored, gvk)
     ident = _identifier(manager or "unknown", "Apply", api_version, subresource)
     try:
-        merged = _merge(before, config, root)
-        last = managed.get(ident)
-        managed[ident] = _Entry(
-            fields=config_fields,
+        merged = _apply_fields(
+            before,
+            config,
+            config_fields,
+            managed,
+            ident,
             api_version=api_version,
-            applied=True,
-            time=last.time if last is not None else None,
+            root=root,
+            ignored=ignored,
+            force=force,
         )
-        if last is not None and last.fields:
-            merged = _prune(merged, managed, last.fields, root)
-        _update_others(before, merged, managed, ident, root=root, ignored=ignored, force=force)
     except _TypeError as exc:
         raise PatchError(
             f"failed to create typed live object ({gvk}): {exc.describe()}", code=500, reason=""
         ) from exc
     changed = not _same(before, merged)
-    entry = managed[ident]
-    entry.fields = _difference(entry.fields, _STRIP)
-    if changed:
-        entry.time = now
-    if not entry.fields:
-        del managed[ident]
+    _settle_apply_entry(managed, ident, changed=changed, now=now)
     result = copy.deepcopy(merged if changed else before)
     _set_managed_fields(result, managed)
     return result
