@@ -1143,6 +1143,22 @@ def _conversion_failure(message: str) -> StatusError:
     return StatusError(500, "", message, details=False)
 
 
+def _conversion_review(
+    uid: str, version: str, desired_api_version: str, objects: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The ConversionReview request kube-apiserver sends (``createConversionReview``)."""
+    return {
+        "kind": "ConversionReview",
+        "apiVersion": f"apiextensions.k8s.io/{version}",
+        "request": {
+            "uid": uid,
+            "desiredAPIVersion": desired_api_version,
+            "objects": objects,
+        },
+        "response": {"uid": "", "convertedObjects": None, "result": {"metadata": {}}},
+    }
+
+
 class WebhookConverter:
     """Converts custom resources through their CRD's conversion webhook (a `ConversionHook`).
 
@@ -1198,16 +1214,7 @@ class WebhookConverter:
         except ValueError as exc:
             raise _conversion_failure(f"{subject} failed: {exc}") from None
         uid = str(uuid.uuid4())
-        review = {
-            "kind": "ConversionReview",
-            "apiVersion": f"apiextensions.k8s.io/{version}",
-            "request": {
-                "uid": uid,
-                "desiredAPIVersion": desired_api_version,
-                "objects": [o for _, o in pending],
-            },
-            "response": {"uid": "", "convertedObjects": None, "result": {"metadata": {}}},
-        }
+        review = _conversion_review(uid, version, desired_api_version, [o for _, o in pending])
         try:
             answer = await self.client.post(target, review, CONVERSION_TIMEOUT_SECONDS)
             converted = _converted_objects(uid, version, answer)
@@ -1225,22 +1232,7 @@ class WebhookConverter:
                 if single
                 else f"invalid converted object at index {index}"
             )
-            if not isinstance(item, dict):
-                raise _conversion_failure(
-                    f"{subject} returned {where}: invalid type, expected=Unstructured, "
-                    f"got={_go_type(item)}"
-                )
-            got_version = str(item.get("apiVersion") or "")
-            if got_version != desired_api_version:
-                raise _conversion_failure(
-                    f"{subject} returned {where}: invalid groupVersion (expected "
-                    f"{desired_api_version}, received {got_version})"
-                )
-            if item.get("kind") != original.get("kind"):
-                raise _conversion_failure(
-                    f"{subject} returned {where}: invalid kind (expected {original.get('kind')}, "
-                    f"received {item.get('kind')})"
-                )
+            self._check_converted(subject, where, original, item, desired_api_version)
             problem = self._identity_problem(original, item)
             if problem:
                 what = "invalid object" if single else f"invalid converted object at index {index}"
@@ -1253,6 +1245,28 @@ class WebhookConverter:
                 )
                 raise _conversion_failure(f"{subject} returned {what}: {exc}") from None
         return out
+
+    @staticmethod
+    def _check_converted(
+        subject: str, where: str, original: dict[str, Any], item: Any, desired_api_version: str
+    ) -> None:
+        """The converted object is an object of the desired version and the original kind."""
+        if not isinstance(item, dict):
+            raise _conversion_failure(
+                f"{subject} returned {where}: invalid type, expected=Unstructured, "
+                f"got={_go_type(item)}"
+            )
+        got_version = str(item.get("apiVersion") or "")
+        if got_version != desired_api_version:
+            raise _conversion_failure(
+                f"{subject} returned {where}: invalid groupVersion (expected "
+                f"{desired_api_version}, received {got_version})"
+            )
+        if item.get("kind") != original.get("kind"):
+            raise _conversion_failure(
+                f"{subject} returned {where}: invalid kind (expected {original.get('kind')}, "
+                f"received {item.get('kind')})"
+            )
 
     @staticmethod
     def _identity_problem(original: dict[str, Any], converted: dict[str, Any]) -> str:
