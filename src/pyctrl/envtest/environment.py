@@ -25,27 +25,30 @@ embedded server can be run unchanged against a real cluster.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
-import orjson
-import structlog
-import yaml
-from kubernetes_asyncio import client as k8s_client
-from kubernetes_asyncio import config as k8s_config
-
 from pyctrl import certs as _certs
-from pyctrl.envtest import _binaries, _kubeconfig
-from pyctrl.errors import APIError, ConfigError, NotFoundError, PyctrlError
+from pyctrl.envtest import _binaries, _controlplane, _crd
+from pyctrl.envtest._crd import load_crds
+from pyctrl.envtest._errors import (
+    BinariesNotFoundError,
+    ControlPlaneError,
+    CRDInstallError,
+    EnvtestError,
+    env_flag,
+)
+from pyctrl.envtest._rest import Rest
+from pyctrl.envtest._webhook import WebhookInstaller
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
     from types import TracebackType
+
+    from kubernetes_asyncio import client as k8s_client
 
     from pyctrl.envtest.endpoints.server import APIServer
     from pyctrl.envtest.faults import Faults
@@ -61,184 +64,7 @@ __all__ = [
     "load_crds",
 ]
 
-logger = structlog.get_logger("pyctrl.envtest")
-
 Mode = Literal["embedded", "existing", "binaries"]
-
-_CRD_API = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-_CRD_EXTENSIONS = (".yaml", ".yml", ".json")
-_TRUE = ("1", "t", "true", "y", "yes", "on")
-_FALSE = ("", "0", "f", "false", "n", "no", "off")
-# Starts of the binaries tried before giving up when a picked port was taken meanwhile.
-_PORT_ATTEMPTS = 3
-
-
-class EnvtestError(PyctrlError):
-    """The test environment could not be set up, used or torn down as asked."""
-
-
-class CRDInstallError(EnvtestError):
-    """A CustomResourceDefinition could not be read, installed, or did not become ready."""
-
-
-class ControlPlaneError(EnvtestError, _binaries.ControlPlaneError):
-    """The etcd / kube-apiserver binaries failed to start or stop."""
-
-
-class BinariesNotFoundError(ControlPlaneError, _binaries.BinariesNotFoundError):
-    """The binaries directory lacks ``etcd`` or ``kube-apiserver``."""
-
-
-def _env_flag(name: str) -> bool:
-    value = os.environ.get(name, "").strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise EnvtestError(f"environment variable {name}={os.environ[name]!r} is not a boolean")
-
-
-def _env_seconds(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    if not value:
-        return default
-    try:
-        return float(value.removesuffix("s"))
-    except ValueError:
-        raise EnvtestError(
-            f"environment variable {name}={value!r} is not a number of seconds"
-        ) from None
-
-
-def _crds_from_file(path: Path) -> list[dict[str, Any]]:
-    try:
-        documents = list(yaml.safe_load_all(path.read_text()))
-    except (OSError, yaml.YAMLError) as exc:
-        raise CRDInstallError(f"cannot read CRDs from {str(path)!r}: {exc}") from exc
-    found: list[dict[str, Any]] = []
-    for document in documents:
-        if document is None:
-            continue
-        if not isinstance(document, dict):
-            raise CRDInstallError(f"{str(path)!r} holds a YAML document that is not an object")
-        if document.get("kind") == "List":
-            found.extend(i for i in document.get("items") or () if isinstance(i, dict))
-        else:
-            found.append(document)
-    return [d for d in found if d.get("kind") == "CustomResourceDefinition"]
-
-
-def load_crds(
-    sources: Sequence[Mapping[str, Any] | str | os.PathLike[str]],
-    *,
-    error_if_missing: bool = True,
-) -> list[dict[str, Any]]:
-    """Collect CustomResourceDefinitions from dicts, YAML/JSON files and directories.
-
-    Files may hold several YAML documents (or a ``List``); documents of other kinds
-    are skipped. Directories are read one level deep, files ending in ``.yaml``,
-    ``.yml`` or ``.json``, in name order.
-
-    Args:
-        sources: CRD objects, file paths or directory paths.
-        error_if_missing: Raise if a path does not exist (otherwise skip it, as
-            controller-runtime does by default).
-
-    Returns:
-        The CRDs, in order; a later CRD with the same name replaces an earlier one.
-
-    Raises:
-        CRDInstallError: If a path is missing (and ``error_if_missing``), a file cannot
-            be parsed, or a CRD is not ``apiextensions.k8s.io/v1``.
-    """
-    crds: dict[str, dict[str, Any]] = {}
-
-    def add(crd: Mapping[str, Any], origin: str) -> None:
-        if crd.get("kind") != "CustomResourceDefinition":
-            raise CRDInstallError(
-                f"{origin} is a {crd.get('kind')!r}, not a CustomResourceDefinition"
-            )
-        if crd.get("apiVersion") != "apiextensions.k8s.io/v1":
-            raise CRDInstallError(
-                f"{origin} has apiVersion {crd.get('apiVersion')!r}; only "
-                "apiextensions.k8s.io/v1 CustomResourceDefinitions are served"
-            )
-        name = (crd.get("metadata") or {}).get("name")
-        if not name:
-            raise CRDInstallError(f"{origin} has no metadata.name")
-        crds[name] = orjson.loads(orjson.dumps(crd))
-
-    for source in sources:
-        if isinstance(source, Mapping):
-            add(source, "a CRD given as a dict")
-            continue
-        path = Path(source)
-        if not path.exists():
-            if error_if_missing:
-                raise CRDInstallError(f"CRD path {str(path)!r} does not exist")
-            logger.warning("skipping missing CRD path", path=str(path))
-            continue
-        files = (
-            sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _CRD_EXTENSIONS)
-            if path.is_dir()
-            else [path]
-        )
-        for file in files:
-            for crd in _crds_from_file(file):
-                add(crd, f"a document in {str(file)!r}")
-    return list(crds.values())
-
-
-def _find_kubeconfigs(explicit: str | os.PathLike[str] | None) -> tuple[str, list[Path]]:
-    """Resolve the kubeconfig like kubectl: explicit path, else KUBECONFIG, else ~/.kube/config.
-
-    Returns:
-        The setting as given and the files of it that exist.
-    """
-    if explicit is not None:
-        setting = os.fspath(explicit)
-    else:
-        # Read at call time: kubernetes_asyncio reads KUBECONFIG once, at import.
-        setting = os.environ.get("KUBECONFIG") or str(Path.home() / ".kube" / "config")
-    paths = [Path(p).expanduser() for p in setting.split(os.pathsep) if p]
-    return setting, [p for p in paths if p.exists()]
-
-
-class _Rest:
-    """Raw JSON requests through kubernetes_asyncio (every auth method it supports)."""
-
-    def __init__(self, configuration: k8s_client.Configuration) -> None:
-        self._api = k8s_client.ApiClient(configuration)
-
-    async def request(
-        self, method: str, path: str, body: Any = None, *, request_timeout: float = 30.0
-    ) -> Any:
-        response = await self._api.call_api(
-            path,
-            method,
-            header_params={"Accept": "application/json", "Content-Type": "application/json"},
-            body=body,
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=request_timeout,
-        )
-        try:
-            data = await response.read()
-        finally:
-            response.release()
-        if not 200 <= response.status < 300:
-            raise APIError.from_status(response.status, data, response.headers.get("Retry-After"))
-        return orjson.loads(data) if data else None
-
-    async def aclose(self) -> None:
-        await self._api.close()
-
-
-def _established(crd: Mapping[str, Any]) -> bool:
-    for condition in (crd.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "Established":
-            return bool(condition.get("status") == "True")
-    return False
 
 
 class Environment:
@@ -341,15 +167,12 @@ class Environment:
         self._config: k8s_client.Configuration | None = None
         self._kubeconfig_path: Path | None = None
         self._tmpdir: Path | None = None
-        self._rest: _Rest | None = None
+        self._rest: Rest | None = None
         self._control_plane: _binaries.ControlPlane | None = None
         self._created_crds: list[str] = []
         self._webhook_certs: _certs.CertDir | None = None
-        # What install_webhooks changed, to undo at stop on an existing cluster: each
-        # configuration's previous state (None: it created it), each CRD's previous
-        # spec.conversion (None: it had none).
-        self._webhook_previous: dict[tuple[str, str], dict[str, Any] | None] = {}
-        self._conversion_previous: dict[str, dict[str, Any] | None] = {}
+        # What install_webhooks changed, to undo at stop on an existing cluster.
+        self._webhooks = WebhookInstaller()
         self._started = False
 
     # -- public surface -----------------------------------------------------
@@ -404,7 +227,7 @@ class Environment:
             return self._mode
         use_existing = self._use_existing_cluster
         if use_existing is None:
-            use_existing = _env_flag("USE_EXISTING_CLUSTER")
+            use_existing = env_flag("USE_EXISTING_CLUSTER")
         if use_existing:
             return "existing"
         if self._binary_assets_directory is not None or os.environ.get("KUBEBUILDER_ASSETS"):
@@ -445,14 +268,9 @@ class Environment:
         self.crds = []
         try:
             self._tmpdir = Path(tempfile.mkdtemp(prefix="pyctrl-envtest-"))
-            if self.mode == "embedded":
-                await self._start_embedded()
-            elif self.mode == "existing":
-                await self._start_existing()
-            else:
-                await self._start_binaries()
+            await self._start_mode(self._tmpdir)
             assert self._config is not None
-            self._rest = _Rest(self._config)
+            self._rest = Rest(self._config)
             if crds:
                 await self.install_crds(crds)
         except BaseException:
@@ -468,9 +286,7 @@ class Environment:
             return
         try:
             if self.mode == "existing" and self._rest is not None:
-                await self._uninstall_webhooks()
-            if self.mode == "existing" and self._created_crds and self._rest is not None:
-                await self._uninstall_crds()
+                await self._uninstall()
         finally:
             try:
                 if self._rest is not None:
@@ -490,8 +306,7 @@ class Environment:
                 self._kubeconfig_path = None
                 self._created_crds = []
                 self._webhook_certs = None
-                self._webhook_previous = {}
-                self._conversion_previous = {}
+                self._webhooks = WebhookInstaller()
                 self.token = None
                 self.crd_only = False
                 self._started = False
@@ -516,17 +331,10 @@ class Environment:
         """
         rest = self._require_rest()
         loaded = load_crds(crds, error_if_missing=self._error_if_crd_path_missing)
-        for crd in loaded:
-            name = crd["metadata"]["name"]
-            try:
-                await rest.request("POST", _CRD_API, crd)
-                self._created_crds.append(name)
-            except APIError as exc:
-                if exc.reason != "AlreadyExists":
-                    raise CRDInstallError(f"cannot create CRD {name!r}: {exc}") from exc
-                await self._update_crd(rest, crd)
-        installed = await self.wait_for_crds(
-            [c["metadata"]["name"] for c in loaded],
+        installed = await _crd.install_crds(
+            rest,
+            loaded,
+            created=self._created_crds,
             max_time=self._crd_install_timeout if max_time is None else max_time,
         )
         self.crds.extend(installed)
@@ -615,13 +423,6 @@ class Environment:
             EnvtestError: No ``ca_bundle`` while the server's certificate directory is
                 not `webhook_cert_dir` (the API server could not trust it).
         """
-        from pyctrl.webhook import (
-            ClientConfig,
-            conversion_stanza,
-            converted_kinds,
-            webhook_configurations,
-        )
-
         rest = self._require_rest()
         if ca_bundle is None:
             if Path(webhook_server.cert_dir) != self.webhook_cert_dir:
@@ -631,45 +432,16 @@ class Environment:
                     f"env.webhook_cert_dir ({str(self.webhook_cert_dir)!r})"
                 )
             ca_bundle = self.webhook_ca_bundle
-        await webhook_server.wait_started()
-        client = ClientConfig(url=f"https://{host}:{webhook_server.port}", ca_bundle=ca_bundle)
-        created = []
-        configurations = webhook_configurations(
-            webhook_server, client, failure_policy=failure_policy, timeout_seconds=timeout_seconds
+        return await self._webhooks.install(
+            rest,
+            webhook_server,
+            ca_bundle=ca_bundle,
+            host=host,
+            failure_policy=failure_policy,
+            timeout_seconds=timeout_seconds,
+            crds=self.crds,
+            crd_timeout=self._crd_install_timeout,
         )
-        for config in configurations:
-            base = f"/apis/admissionregistration.k8s.io/v1/{config['kind'].lower()}s"
-            name = config["metadata"]["name"]
-            try:
-                created.append(await rest.request("POST", base, config))
-                self._webhook_previous.setdefault((base, name), None)
-            except APIError as exc:
-                if exc.reason != "AlreadyExists":
-                    raise
-                live = await rest.request("GET", f"{base}/{name}")
-                self._webhook_previous.setdefault((base, name), live)
-                replacement = {
-                    **config,
-                    "metadata": {
-                        **config["metadata"],
-                        "resourceVersion": live["metadata"]["resourceVersion"],
-                    },
-                }
-                created.append(await rest.request("PUT", f"{base}/{name}", replacement))
-        kinds = converted_kinds(webhook_server)
-        converting = [
-            crd["metadata"]["name"]
-            for crd in self.crds
-            if (crd["spec"]["group"], crd["spec"]["names"]["kind"]) in kinds
-        ]
-        for name in converting:
-            live = await rest.request("GET", f"{_CRD_API}/{name}")
-            self._conversion_previous.setdefault(name, live["spec"].get("conversion"))
-            live["spec"]["conversion"] = conversion_stanza(client)
-            await rest.request("PUT", f"{_CRD_API}/{name}", live)
-        if converting:
-            await self.wait_for_crds(converting, max_time=self._crd_install_timeout)
-        return created
 
     async def wait_for_crds(self, names: Sequence[str], *, max_time: float) -> list[dict[str, Any]]:
         """Wait until the named CRDs are Established and their versions are discoverable.
@@ -684,255 +456,52 @@ class Environment:
         Raises:
             CRDInstallError: If one is not ready in time (the message names it).
         """
-        rest = self._require_rest()
-        result: list[dict[str, Any]] = []
-        pending = "(none)"
-        try:
-            async with asyncio.timeout(max_time):
-                for name in names:
-                    pending = name
-                    result.append(await self._wait_for_crd(rest, name))
-        except TimeoutError:
-            raise CRDInstallError(
-                f"CRD {pending!r} was not Established and served within {max_time} s"
-            ) from None
-        return result
+        return await _crd.wait_for_crds(self._require_rest(), names, max_time=max_time)
 
     # -- internals ----------------------------------------------------------
 
-    def _require_rest(self) -> _Rest:
+    def _require_rest(self) -> Rest:
         if self._rest is None:
             raise EnvtestError("the Environment is not started")
         return self._rest
 
-    async def _update_crd(self, rest: _Rest, crd: dict[str, Any]) -> None:
-        name = crd["metadata"]["name"]
+    async def _start_mode(self, tmpdir: Path) -> None:
+        started = _controlplane.Started(tmpdir)
         try:
-            live = await rest.request("GET", f"{_CRD_API}/{name}")
-            updated = dict(crd)
-            updated["metadata"] = {
-                **crd["metadata"],
-                "resourceVersion": live["metadata"]["resourceVersion"],
-            }
-            await rest.request("PUT", f"{_CRD_API}/{name}", updated)
-        except APIError as exc:
-            raise CRDInstallError(f"cannot update existing CRD {name!r}: {exc}") from exc
+            if self.mode == "embedded":
+                await _controlplane.start_embedded(
+                    started,
+                    host=self._host,
+                    port=self._port,
+                    history_size=self._history_size,
+                    garbage_collector=self._garbage_collector,
+                )
+            elif self.mode == "existing":
+                await _controlplane.start_existing(
+                    started, kubeconfig=self._kubeconfig, context=self._context
+                )
+            else:
+                await _controlplane.start_binaries(
+                    started,
+                    directory=self._binary_assets_directory,
+                    host=self._host,
+                    start_timeout=self._start_timeout,
+                    stop_timeout=self._stop_timeout,
+                    attach_output=self._attach_output,
+                    apiserver_flags=self._apiserver_flags,
+                )
+        finally:
+            # Also after a failed start: stop() then stops what did start.
+            self.server = started.server
+            self._control_plane = started.control_plane
+            self.token = started.token
+            self.crd_only = started.crd_only
+            self._config = started.config
+            self._kubeconfig_path = started.kubeconfig_path
 
-    async def _wait_for_crd(self, rest: _Rest, name: str) -> dict[str, Any]:
-        # Established alone is not enough on a real server: discovery may lag behind,
-        # and clients that resolve kinds through discovery would fail. Poll both
-        # (controller-runtime does the same).
-        while True:
-            try:
-                crd = await rest.request("GET", f"{_CRD_API}/{name}")
-            except NotFoundError:
-                crd = None
-            if crd is not None and _established(crd) and await self._served(rest, crd):
-                return dict(crd)
-            await asyncio.sleep(0.05)
-
-    async def _served(self, rest: _Rest, crd: Mapping[str, Any]) -> bool:
-        spec = crd.get("spec") or {}
-        plural = (spec.get("names") or {}).get("plural")
-        group = spec.get("group")
-        for version in spec.get("versions") or ():
-            if not version.get("served", True):
-                continue
-            try:
-                listing = await rest.request("GET", f"/apis/{group}/{version['name']}")
-            except NotFoundError:
-                return False
-            names = {r.get("name") for r in (listing or {}).get("resources") or ()}
-            if plural not in names:
-                return False
-        return True
-
-    async def _uninstall_webhooks(self) -> None:
-        # Best effort, like the CRD removal: report what could not be undone, go on.
+    async def _uninstall(self) -> None:
+        # Best effort, on an existing cluster only: report what could not be undone, go on.
         rest = self._require_rest()
-        for name, conversion in self._conversion_previous.items():
-            if name in self._created_crds:
-                continue  # deleted with the CRD
-            try:
-                live = await rest.request("GET", f"{_CRD_API}/{name}")
-                live["spec"]["conversion"] = conversion or {"strategy": "None"}
-                await rest.request("PUT", f"{_CRD_API}/{name}", live)
-            except APIError as exc:
-                logger.warning("cannot restore the CRD's conversion", crd=name, error=str(exc))
-        for (base, name), previous in self._webhook_previous.items():
-            try:
-                if previous is None:
-                    await rest.request("DELETE", f"{base}/{name}")
-                    continue
-                live = await rest.request("GET", f"{base}/{name}")
-                metadata = {k: v for k, v in previous["metadata"].items() if k != "managedFields"}
-                metadata["resourceVersion"] = live["metadata"]["resourceVersion"]
-                restored = {**previous, "metadata": metadata}
-                await rest.request("PUT", f"{base}/{name}", restored)
-            except NotFoundError:
-                pass
-            except APIError as exc:
-                logger.warning("cannot remove the webhook configuration", name=name, error=str(exc))
-        self._conversion_previous = {}
-        self._webhook_previous = {}
-
-    async def _uninstall_crds(self) -> None:
-        rest = self._require_rest()
-        names = list(reversed(self._created_crds))
-        for name in names:
-            with contextlib.suppress(NotFoundError):
-                await rest.request("DELETE", f"{_CRD_API}/{name}")
-        try:
-            async with asyncio.timeout(self._crd_install_timeout):
-                for name in names:
-                    while True:
-                        try:
-                            await rest.request("GET", f"{_CRD_API}/{name}")
-                        except NotFoundError:
-                            break
-                        await asyncio.sleep(0.05)
-        except TimeoutError:
-            logger.warning("CRDs still terminating at stop", crds=names)
-
-    def _write_kubeconfig(self, server: str, ca_pem: bytes, token: str) -> None:
-        assert self._tmpdir is not None
-        path = self._tmpdir / "kubeconfig"
-        _kubeconfig.write_kubeconfig(
-            path, _kubeconfig.kubeconfig_dict(server, ca_pem=ca_pem, token=token)
-        )
-        self._kubeconfig_path = path
-
-    def _token_configuration(self, host: str, ca_file: Path, token: str) -> None:
-        configuration = k8s_client.Configuration()
-        configuration.host = host
-        configuration.ssl_ca_cert = str(ca_file)
-        # kubernetes_asyncio's loader stores the whole header value under "BearerToken".
-        configuration.api_key = {"BearerToken": f"Bearer {token}"}
-        self._config = configuration
-
-    async def _start_embedded(self) -> None:
-        # Imported here: the server module imports much more than the other modes need.
-        from pyctrl.envtest.endpoints.server import APIServer
-
-        assert self._tmpdir is not None
-        hosts = list(_certs.LOCAL_HOSTS)
-        if self._host not in hosts and self._host not in ("0.0.0.0", "::"):
-            hosts.append(self._host)
-        ca = _certs.generate_ca()
-        serving = _certs.issue_serving_cert(ca, hosts)
-        token = _certs.generate_token()
-        self.token = token
-        server = APIServer(
-            tokens=[token],
-            ssl_context=_certs.server_ssl_context(serving),
-            host=self._host,
-            port=self._port,
-            history_size=self._history_size,
-            garbage_collector=self._garbage_collector,
-        )
-        self.server = server
-        # Admission and conversion webhooks, as kube-apiserver calls them.
-        from pyctrl.envtest.admission.webhooks import install
-
-        install(server)
-        await server.start()
-        ca_file = self._tmpdir / "ca.crt"
-        ca_file.write_bytes(ca.cert_pem)
-        self._write_kubeconfig(server.url, ca.cert_pem, token)
-        self._token_configuration(server.url, ca_file, token)
-
-    async def _start_existing(self) -> None:
-        # kubernetes_asyncio writes inline certificates to temporary files that it
-        # caches process-wide by content (and removes at exit): they must not go into
-        # this environment's directory, which is removed at stop.
-        config_file, existing = _find_kubeconfigs(self._kubeconfig)
-        if not existing:
-            raise ConfigError(
-                f"use_existing_cluster is set but no kubeconfig exists at {config_file!r} "
-                "(pass kubeconfig=... or set KUBECONFIG)"
-            )
-        configuration = k8s_client.Configuration()
-        try:
-            await k8s_config.load_kube_config(
-                config_file=os.pathsep.join(str(p) for p in existing),
-                context=self._context,
-                client_configuration=configuration,
-                persist_config=False,
-            )
-        except k8s_config.ConfigException as exc:
-            raise ConfigError(f"cannot load kubeconfig {config_file!r}: {exc}") from exc
-        self._config = configuration
-        self._kubeconfig_path = existing[0]
-
-    async def _start_binaries(self) -> None:
-        assert self._tmpdir is not None
-        if self._binary_assets_directory is not None:
-            directory, source = os.fspath(self._binary_assets_directory), "binary_assets_directory"
-        elif os.environ.get("KUBEBUILDER_ASSETS"):
-            directory, source = os.environ["KUBEBUILDER_ASSETS"], "KUBEBUILDER_ASSETS"
-        else:
-            raise BinariesNotFoundError(
-                "mode='binaries' needs binary_assets_directory or KUBEBUILDER_ASSETS "
-                "naming a directory with etcd and kube-apiserver"
-            )
-        try:
-            binaries = _binaries.find_binaries(directory, source=source)
-        except _binaries.BinariesNotFoundError as exc:
-            raise BinariesNotFoundError(str(exc)) from None
-        token = _certs.generate_token()
-        self.token = token
-        attach = self._attach_output
-        if attach is None:
-            attach = _env_flag("KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT")
-        # The ports are picked free, then bound by the processes: another process may take
-        # one in between. Such a start is retried on fresh ports, a bounded number of times.
-        for attempt in range(_PORT_ATTEMPTS):
-            where = self._tmpdir if attempt == 0 else self._tmpdir / f"retry-{attempt}"
-            where.mkdir(mode=0o700, exist_ok=True)
-            files = _binaries.prepare_files(where, token, self._host)
-            plane = _binaries.ControlPlane(
-                binaries,
-                files,
-                token=token,
-                start_timeout=self._start_timeout
-                if self._start_timeout is not None
-                else _env_seconds("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT", 60.0),
-                stop_timeout=self._stop_timeout
-                if self._stop_timeout is not None
-                else _env_seconds("KUBEBUILDER_CONTROLPLANE_STOP_TIMEOUT", 20.0),
-                attach_output=attach,
-                apiserver_flags=self._apiserver_flags,
-            )
-            self._control_plane = plane
-            try:
-                await plane.start()
-                break
-            except _binaries.ControlPlaneError as exc:
-                if "address already in use" in str(exc) and attempt + 1 < _PORT_ATTEMPTS:
-                    logger.warning("control plane port taken; retrying on other ports")
-                    continue
-                raise ControlPlaneError(str(exc)) from exc
-        if not plane.crd_only:
-            self._write_kubeconfig(files.apiserver_url, files.ca_file.read_bytes(), token)
-            self._token_configuration(files.apiserver_url, files.ca_file, token)
-            return
-        # The CRD-only server authenticates client certificates only.
-        self.crd_only = True
-        self.token = None
-        configuration = k8s_client.Configuration()
-        configuration.host = files.apiserver_url
-        configuration.ssl_ca_cert = str(files.ca_file)
-        configuration.cert_file = str(files.client_cert_file)
-        configuration.key_file = str(files.client_key_file)
-        self._config = configuration
-        path = self._tmpdir / "kubeconfig"
-        _kubeconfig.write_kubeconfig(
-            path,
-            _kubeconfig.kubeconfig_dict(
-                files.apiserver_url,
-                ca_pem=files.ca_file.read_bytes(),
-                client_cert_pem=files.client_cert_file.read_bytes(),
-                client_key_pem=files.client_key_file.read_bytes(),
-            ),
-        )
-        self._kubeconfig_path = path
+        await self._webhooks.uninstall(rest, self._created_crds)
+        if self._created_crds:
+            await _crd.uninstall_crds(rest, self._created_crds, max_time=self._crd_install_timeout)

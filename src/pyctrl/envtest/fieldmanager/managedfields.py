@@ -1336,7 +1336,7 @@ def _apply_fields(
     lose the fields the apply changes (or conflict, without ``force``). ``managed`` is
     updated in place; the merged object is returned.
     """
-    merged = _merge(before, config, root)
+    merged: dict[str, Any] = _merge(before, config, root)
     last = managed.get(ident)
     managed[ident] = _Entry(
         fields=config_fields,
