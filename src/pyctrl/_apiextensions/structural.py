@@ -81,15 +81,30 @@ def _is_int_or_string_all_of(raw: dict[str, Any]) -> bool:
 
 
 def _structural_invariants(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]:
+    """validateStructuralInvariants of one node, then of its children."""
+    errs = _structural_children(s, lvl, path)
+    errs += _int_or_string_conflicts(s, path)
+    errs += _value_validation_structure(
+        s,
+        skip_any_of=_is_int_or_string_any_of(s.get("anyOf")),
+        skip_first_all_of_any_of=_is_int_or_string_all_of(s),
+        lvl=lvl,
+        path=path,
+    )
+    errs += _type_invariants(s, lvl, path)
+    errs += _embedded_object_invariants(s, lvl, path)
+    return errs
+
+
+def _structural_children(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]:
+    """Arrays have items; items, properties and additionalProperties are structural too."""
     errs: list[FieldCause] = []
-    typ = _str(s, "type")
     items = s.get("items")
-    if typ == "array" and items is None:
+    if _str(s, "type") == "array" and items is None:
         errs.append(_required(_child(path, "items"), "must be specified"))
     if isinstance(items, dict):
         errs += _structural_invariants(items, _ITEM_LEVEL, _child(path, "items"))
-    props = _props(s)
-    for k, v in props.items():
+    for k, v in _props(s).items():
         errs += _structural_invariants(v, _FIELD_LEVEL, _key(_child(path, "properties"), k))
     addl = s.get("additionalProperties")
     if addl is not None:
@@ -99,33 +114,31 @@ def _structural_invariants(s: dict[str, Any], lvl: int, path: str) -> list[Field
             )
         if isinstance(addl, dict):
             errs += _structural_invariants(addl, _FIELD_LEVEL, _child(path, "additionalProperties"))
-    int_or_string = s.get("x-kubernetes-int-or-string") is True
-    preserve = s.get("x-kubernetes-preserve-unknown-fields") is True
+    return errs
+
+
+def _int_or_string_conflicts(s: dict[str, Any], path: str) -> list[FieldCause]:
+    """x-kubernetes-int-or-string excludes preserve-unknown-fields and embedded-resource."""
+    if s.get("x-kubernetes-int-or-string") is not True:
+        return []
+    errs: list[FieldCause] = []
+    for extension in ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource"):
+        if s.get(extension) is True:
+            errs.append(
+                _invalid(
+                    _child(path, extension),
+                    True,
+                    "must be false if x-kubernetes-int-or-string is true",
+                )
+            )
+    return errs
+
+
+def _type_invariants(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]:
+    """The node's type: object for embedded resources and the root, otherwise not empty."""
+    errs: list[FieldCause] = []
+    typ = _str(s, "type")
     embedded = s.get("x-kubernetes-embedded-resource") is True
-    if int_or_string and preserve:
-        errs.append(
-            _invalid(
-                _child(path, "x-kubernetes-preserve-unknown-fields"),
-                True,
-                "must be false if x-kubernetes-int-or-string is true",
-            )
-        )
-    if int_or_string and embedded:
-        errs.append(
-            _invalid(
-                _child(path, "x-kubernetes-embedded-resource"),
-                True,
-                "must be false if x-kubernetes-int-or-string is true",
-            )
-        )
-    errs += _value_validation_structure(
-        s,
-        skip_any_of=_is_int_or_string_any_of(s.get("anyOf")),
-        skip_first_all_of_any_of=_is_int_or_string_all_of(s),
-        lvl=lvl,
-        path=path,
-    )
-    check_metadata = lvl == _ROOT_LEVEL or embedded
     if embedded and typ != "object":
         if not typ:
             errs.append(
@@ -141,14 +154,18 @@ def _structural_invariants(s: dict[str, Any], lvl: int, path: str) -> list[Field
                     "must be object if x-kubernetes-embedded-resource is true",
                 )
             )
-    elif not typ and not int_or_string and not preserve:
+    elif (
+        not typ
+        and s.get("x-kubernetes-int-or-string") is not True
+        and s.get("x-kubernetes-preserve-unknown-fields") is not True
+    ):
         where = {
             _ROOT_LEVEL: "at the root",
             _ITEM_LEVEL: "for specified array items",
             _FIELD_LEVEL: "for specified object fields",
         }[lvl]
         errs.append(_required(_child(path, "type"), f"must not be empty {where}"))
-    if embedded and addl is not None:
+    if embedded and s.get("additionalProperties") is not None:
         errs.append(
             _forbidden(
                 _child(path, "additionalProperties"),
@@ -157,6 +174,15 @@ def _structural_invariants(s: dict[str, Any], lvl: int, path: str) -> list[Field
         )
     if lvl == _ROOT_LEVEL and typ and typ != "object":
         errs.append(_invalid(_child(path, "type"), typ, "must be object at the root"))
+    return errs
+
+
+def _embedded_object_invariants(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]:
+    """kind, apiVersion and metadata of the root and of embedded resources."""
+    errs: list[FieldCause] = []
+    embedded = s.get("x-kubernetes-embedded-resource") is True
+    check_metadata = lvl == _ROOT_LEVEL or embedded
+    props = _props(s)
     props_path = _child(path, "properties")
     for meta_field in ("kind", "apiVersion"):
         if meta_field in props and check_metadata:
@@ -171,7 +197,7 @@ def _structural_invariants(s: dict[str, Any], lvl: int, path: str) -> list[Field
         errs += _metadata_invariants(
             props["metadata"], check_metadata, lvl, _key(props_path, "metadata")
         )
-    if embedded and not preserve and not props:
+    if embedded and s.get("x-kubernetes-preserve-unknown-fields") is not True and not props:
         errs.append(
             _required(
                 props_path,
@@ -546,92 +572,11 @@ def _openapi_schema_errors(
                 "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
             )
         )
-    props = _props(s)
-    embedded = s.get("x-kubernetes-embedded-resource") is True
-    addl = s.get("additionalProperties")
-    if addl is not None:
-        if props and (addl is False or isinstance(addl, dict)):
-            out.schema.append(
-                _forbidden(
-                    _child(path, "additionalProperties"),
-                    "additionalProperties and properties are mutual exclusive",
-                )
-            )
-        sub_ssv = ssv
-        if ssv.inside_meta:
-            sub_ssv = ssv.forbidden_defaults(
-                "inside additionalProperties applying to object metadata"
-            )
-        if isinstance(addl, dict):
-            child_cel = (
-                None if cel_root is None else addl.get("x-kubernetes-embedded-resource") is True
-            )
-            out.extend(
-                _openapi_schema_errors(
-                    addl, _child(path, "additionalProperties"), sub_ssv, opts, cel_root=child_cel
-                )
-            )
-    for prop, sub in props.items():
-        sub_ssv = ssv
-        if not _map_is_correlatable(s.get("x-kubernetes-map-type")):
-            sub_ssv = sub_ssv.no_old_self(path)
-        if (is_root or embedded) and prop in _META_FIELDS:
-            sub_ssv = sub_ssv.meta()
-            if is_root:
-                sub_ssv = sub_ssv.forbidden_defaults(f"in top-level {prop}")
-        child_cel = None if cel_root is None else sub.get("x-kubernetes-embedded-resource") is True
-        out.extend(
-            _openapi_schema_errors(
-                sub, _key(_child(path, "properties"), prop), sub_ssv, opts, cel_root=child_cel
-            )
-        )
-    out.extend(
-        _openapi_schema_errors(_dict(s, "not"), _child(path, "not"), ssv, opts, cel_root=None)
-    )
-    for name in ("allOf", "oneOf", "anyOf"):
-        for i, sub in enumerate(_dict_list(s, name)):
-            out.extend(
-                _openapi_schema_errors(sub, _index(_child(path, name), i), ssv, opts, cel_root=None)
-            )
-    definitions = s.get("definitions")
-    if isinstance(definitions, dict):
-        for k, sub in definitions.items():
-            if isinstance(sub, dict):
-                out.extend(
-                    _openapi_schema_errors(
-                        sub, _key(_child(path, "definitions"), k), ssv, opts, cel_root=None
-                    )
-                )
-    items = s.get("items")
-    list_type = s.get("x-kubernetes-list-type")
-    if items is not None:
-        sub_ssv = ssv if list_type == "map" else ssv.no_old_self(path)
-        if isinstance(items, dict):
-            child_cel = (
-                None if cel_root is None else items.get("x-kubernetes-embedded-resource") is True
-            )
-            out.extend(
-                _openapi_schema_errors(
-                    items, _child(path, "items"), sub_ssv, opts, cel_root=child_cel
-                )
-            )
-        elif isinstance(items, list):
-            for i, sub in enumerate(items):
-                if isinstance(sub, dict):
-                    out.extend(
-                        _openapi_schema_errors(
-                            sub, _index(_child(path, "items"), i), sub_ssv, opts, cel_root=None
-                        )
-                    )
-    dependencies = s.get("dependencies")
-    if isinstance(dependencies, dict):
-        for k, sub in dependencies.items():
-            if isinstance(sub, dict):
-                out.extend(
-                    _openapi_schema_errors(
-                        sub, _key(_child(path, "dependencies"), k), ssv, opts, cel_root=None
-                    )
-                )
+    out.extend(_additional_properties_errors(s, path, ssv, opts, cel_root))
+    out.extend(_properties_errors(s, path, ssv, opts, is_root=is_root, cel_root=cel_root))
+    out.extend(_junctor_errors(s, path, ssv, opts))
+    out.extend(_items_errors(s, path, ssv, opts, cel_root))
+    out.extend(_named_subschema_errors(s, "dependencies", path, ssv, opts))
     out.schema += _extension_errors(s, path, opts)
     if opts.require_map_list_keys_map_set_validation:
         out.schema += _map_list_keys_map_set_errors(s, path)
@@ -643,9 +588,136 @@ def _openapi_schema_errors(
     return out
 
 
+def _child_cel_root(cel_root: bool | None, sub: dict[str, Any]) -> bool | None:
+    """A child's ``cel_root``: compiled where the parent is, a root if embedded."""
+    return None if cel_root is None else sub.get("x-kubernetes-embedded-resource") is True
+
+
+def _additional_properties_errors(
+    s: dict[str, Any], path: str, ssv: _Ssv, opts: _SchemaOpts, cel_root: bool | None
+) -> _SchemaErrs:
+    """additionalProperties: exclusive with properties; its schema validated below."""
+    out = _SchemaErrs()
+    addl = s.get("additionalProperties")
+    if addl is None:
+        return out
+    if _props(s) and (addl is False or isinstance(addl, dict)):
+        out.schema.append(
+            _forbidden(
+                _child(path, "additionalProperties"),
+                "additionalProperties and properties are mutual exclusive",
+            )
+        )
+    sub_ssv = ssv
+    if ssv.inside_meta:
+        sub_ssv = ssv.forbidden_defaults("inside additionalProperties applying to object metadata")
+    if isinstance(addl, dict):
+        out.extend(
+            _openapi_schema_errors(
+                addl,
+                _child(path, "additionalProperties"),
+                sub_ssv,
+                opts,
+                cel_root=_child_cel_root(cel_root, addl),
+            )
+        )
+    return out
+
+
+def _properties_errors(
+    s: dict[str, Any],
+    path: str,
+    ssv: _Ssv,
+    opts: _SchemaOpts,
+    *,
+    is_root: bool,
+    cel_root: bool | None,
+) -> _SchemaErrs:
+    """Each property's schema; metadata of the root and of embedded resources is special."""
+    out = _SchemaErrs()
+    embedded = s.get("x-kubernetes-embedded-resource") is True
+    for prop, sub in _props(s).items():
+        sub_ssv = ssv
+        if not _map_is_correlatable(s.get("x-kubernetes-map-type")):
+            sub_ssv = sub_ssv.no_old_self(path)
+        if (is_root or embedded) and prop in _META_FIELDS:
+            sub_ssv = sub_ssv.meta()
+            if is_root:
+                sub_ssv = sub_ssv.forbidden_defaults(f"in top-level {prop}")
+        out.extend(
+            _openapi_schema_errors(
+                sub,
+                _key(_child(path, "properties"), prop),
+                sub_ssv,
+                opts,
+                cel_root=_child_cel_root(cel_root, sub),
+            )
+        )
+    return out
+
+
+def _junctor_errors(s: dict[str, Any], path: str, ssv: _Ssv, opts: _SchemaOpts) -> _SchemaErrs:
+    """not, allOf, oneOf, anyOf and definitions: validated, without CEL compilation."""
+    out = _openapi_schema_errors(_dict(s, "not"), _child(path, "not"), ssv, opts, cel_root=None)
+    for name in ("allOf", "oneOf", "anyOf"):
+        for i, sub in enumerate(_dict_list(s, name)):
+            out.extend(
+                _openapi_schema_errors(sub, _index(_child(path, name), i), ssv, opts, cel_root=None)
+            )
+    out.extend(_named_subschema_errors(s, "definitions", path, ssv, opts))
+    return out
+
+
+def _named_subschema_errors(
+    s: dict[str, Any], field: str, path: str, ssv: _Ssv, opts: _SchemaOpts
+) -> _SchemaErrs:
+    """The schemas of a name -> schema map (definitions, dependencies), without CEL."""
+    out = _SchemaErrs()
+    named = s.get(field)
+    if isinstance(named, dict):
+        for k, sub in named.items():
+            if isinstance(sub, dict):
+                out.extend(
+                    _openapi_schema_errors(
+                        sub, _key(_child(path, field), k), ssv, opts, cel_root=None
+                    )
+                )
+    return out
+
+
+def _items_errors(
+    s: dict[str, Any], path: str, ssv: _Ssv, opts: _SchemaOpts, cel_root: bool | None
+) -> _SchemaErrs:
+    """The items' schema (or schemas); oldSelf only reaches into items of map lists."""
+    out = _SchemaErrs()
+    items = s.get("items")
+    if items is None:
+        return out
+    sub_ssv = ssv if s.get("x-kubernetes-list-type") == "map" else ssv.no_old_self(path)
+    if isinstance(items, dict):
+        out.extend(
+            _openapi_schema_errors(
+                items,
+                _child(path, "items"),
+                sub_ssv,
+                opts,
+                cel_root=_child_cel_root(cel_root, items),
+            )
+        )
+    elif isinstance(items, list):
+        for i, sub in enumerate(items):
+            if isinstance(sub, dict):
+                out.extend(
+                    _openapi_schema_errors(
+                        sub, _index(_child(path, "items"), i), sub_ssv, opts, cel_root=None
+                    )
+                )
+    return out
+
+
 def _extension_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[FieldCause]:
+    """The x-kubernetes-* extensions of one node: preserve-unknown-fields, map and list types."""
     errs: list[FieldCause] = []
-    typ = _str(s, "type")
     if s.get("x-kubernetes-preserve-unknown-fields") is False:
         errs.append(
             _invalid(
@@ -654,6 +726,17 @@ def _extension_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[F
                 "must be true or undefined",
             )
         )
+    errs += _map_type_errors(s, path)
+    errs += _list_type_errors(s, path, opts)
+    if s.get("x-kubernetes-list-type") == "map":
+        errs += _map_list_errors(s, path)
+    return errs
+
+
+def _map_type_errors(s: dict[str, Any], path: str) -> list[FieldCause]:
+    """x-kubernetes-map-type: only on objects, atomic or granular."""
+    errs: list[FieldCause] = []
+    typ = _str(s, "type")
     map_type = s.get("x-kubernetes-map-type")
     if map_type is not None and typ != "object":
         detail = "must be object if x-kubernetes-map-type is specified"
@@ -666,6 +749,13 @@ def _extension_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[F
         errs.append(
             _not_supported(_child(path, "x-kubernetes-map-type"), map_type, ["atomic", "granular"])
         )
+    return errs
+
+
+def _list_type_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[FieldCause]:
+    """x-kubernetes-list-type: only on arrays, a known type, map when keys are given."""
+    errs: list[FieldCause] = []
+    typ = _str(s, "type")
     list_type = s.get("x-kubernetes-list-type")
     items = s.get("items")
     if list_type is not None and typ != "array":
@@ -695,77 +785,91 @@ def _extension_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[F
             )
         )
     keys = s.get("x-kubernetes-list-map-keys")
-    keys_list = keys if isinstance(keys, list) else []
-    if keys_list:
+    if isinstance(keys, list) and keys:
         detail = "must be map if x-kubernetes-list-map-keys is non-empty"
         if list_type is None:
             errs.append(_required(_child(path, "x-kubernetes-list-type"), detail))
         elif list_type != "map":
             errs.append(_invalid(_child(path, "x-kubernetes-list-type"), list_type, detail))
-    if list_type == "map":
-        if not keys_list:
-            errs.append(
-                _required(
-                    _child(path, "x-kubernetes-list-map-keys"),
-                    "must not be empty if x-kubernetes-list-type is map",
-                )
+    return errs
+
+
+def _map_list_errors(s: dict[str, Any], path: str) -> list[FieldCause]:
+    """A map list has keys and one object item schema."""
+    errs: list[FieldCause] = []
+    keys = s.get("x-kubernetes-list-map-keys")
+    keys_list = keys if isinstance(keys, list) else []
+    items = s.get("items")
+    if not keys_list:
+        errs.append(
+            _required(
+                _child(path, "x-kubernetes-list-map-keys"),
+                "must not be empty if x-kubernetes-list-type is map",
             )
-        if items is None:
-            errs.append(
-                _required(
-                    _child(path, "items"), "must have a schema if x-kubernetes-list-type is map"
-                )
+        )
+    if items is None:
+        errs.append(
+            _required(_child(path, "items"), "must have a schema if x-kubernetes-list-type is map")
+        )
+    elif isinstance(items, list):
+        errs.append(
+            _invalid(
+                _child(path, "items"),
+                items,
+                "must only have a single schema if x-kubernetes-list-type is map",
             )
-        elif isinstance(items, list):
+        )
+    elif isinstance(items, dict):
+        item_type = _str(items, "type")
+        if item_type != "object":
             errs.append(
                 _invalid(
-                    _child(path, "items"),
-                    items,
-                    "must only have a single schema if x-kubernetes-list-type is map",
+                    _child(path, "items", "type"),
+                    item_type,
+                    "must be object if parent array's x-kubernetes-list-type is map",
                 )
             )
-        elif isinstance(items, dict):
-            item_type = _str(items, "type")
-            if item_type != "object":
+        else:
+            errs += _map_list_key_errors(items, keys_list, path)
+    return errs
+
+
+def _map_list_key_errors(
+    items: dict[str, Any], keys_list: list[Any], path: str
+) -> list[FieldCause]:
+    """Each map key names a scalar property of the items, once."""
+    errs: list[FieldCause] = []
+    item_type = _str(items, "type")
+    item_props = _props(items)
+    seen: set[str] = set()
+    for raw_key in keys_list:
+        k = str(raw_key)
+        if k in item_props:
+            if _str(item_props[k], "type") in ("array", "object"):
                 errs.append(
                     _invalid(
-                        _child(path, "items", "type"),
+                        _child(_key(_child(path, "items", "properties"), k), "type"),
                         item_type,
-                        "must be object if parent array's x-kubernetes-list-type is map",
+                        "must be a scalar type if parent array's x-kubernetes-list-type is map",
                     )
                 )
-            else:
-                item_props = _props(items)
-                seen: set[str] = set()
-                for raw_key in keys_list:
-                    k = str(raw_key)
-                    if k in item_props:
-                        if _str(item_props[k], "type") in ("array", "object"):
-                            errs.append(
-                                _invalid(
-                                    _child(_key(_child(path, "items", "properties"), k), "type"),
-                                    item_type,
-                                    "must be a scalar type if parent array's "
-                                    "x-kubernetes-list-type is map",
-                                )
-                            )
-                    else:
-                        errs.append(
-                            _invalid(
-                                _child(path, "x-kubernetes-list-map-keys"),
-                                _go_string_slice(keys_list),
-                                "entries must all be names of item properties",
-                            )
-                        )
-                    if k in seen:
-                        errs.append(
-                            _invalid(
-                                _child(path, "x-kubernetes-list-map-keys"),
-                                _go_string_slice(keys_list),
-                                "must not contain duplicate entries",
-                            )
-                        )
-                    seen.add(k)
+        else:
+            errs.append(
+                _invalid(
+                    _child(path, "x-kubernetes-list-map-keys"),
+                    _go_string_slice(keys_list),
+                    "entries must all be names of item properties",
+                )
+            )
+        if k in seen:
+            errs.append(
+                _invalid(
+                    _child(path, "x-kubernetes-list-map-keys"),
+                    _go_string_slice(keys_list),
+                    "must not contain duplicate entries",
+                )
+            )
+        seen.add(k)
     return errs
 
 
