@@ -366,6 +366,33 @@ def _go_versions(versions: list[dict[str, Any]]) -> _GoRaw:
 def _crd_spec_errors(
     spec: dict[str, Any], internal: _Internal, opts: _SchemaOpts
 ) -> list[FieldCause]:
+    """ValidateCustomResourceDefinitionSpec."""
+    errs = _group_and_scope_errors(spec)
+    errs += _schema_presence_errors(spec, internal, opts)
+    errs += _versions_errors(internal, opts)
+    names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    assert isinstance(names, dict)
+    for field in ("plural", "singular", "kind", "listKind"):
+        if not names.get(field):
+            errs.append(_required(f"spec.names.{field}"))
+    errs += _names_errors(names, "spec.names")
+    errs += _hoisted_errors(internal, opts)
+    conversion = spec.get("conversion")
+    if isinstance(conversion, dict):
+        if conversion.get("strategy") != "None" and spec.get("preserveUnknownFields") is True:
+            errs.append(
+                _invalid(
+                    "spec.conversion.strategy",
+                    conversion.get("strategy"),
+                    "must be None if spec.preserveUnknownFields is true",
+                )
+            )
+        errs += _conversion_errors(conversion)
+    return errs
+
+
+def _group_and_scope_errors(spec: dict[str, Any]) -> list[FieldCause]:
+    """The group is a DNS subdomain with a dot; the scope is Cluster or Namespaced."""
     errs: list[FieldCause] = []
     group = _str(spec, "group")
     if not group:
@@ -379,10 +406,16 @@ def _crd_spec_errors(
         errs.append(_required("spec.scope"))
     elif scope not in ("Cluster", "Namespaced"):
         errs.append(_not_supported("spec.scope", scope, ["Cluster", "Namespaced"]))
-    preserve = spec.get("preserveUnknownFields") is True
-    versions = internal.versions
+    return errs
+
+
+def _schema_presence_errors(
+    spec: dict[str, Any], internal: _Internal, opts: _SchemaOpts
+) -> list[FieldCause]:
+    """Every version has a schema; defaults in it exclude preserveUnknownFields."""
+    errs: list[FieldCause] = []
     if internal.validation is None or internal.validation.get("openAPIV3Schema") is None:
-        for i, v in enumerate(versions):
+        for i, v in enumerate(internal.versions):
             sch = v.get("schema")
             if not isinstance(sch, dict) or sch.get("openAPIV3Schema") is None:
                 errs.append(
@@ -391,7 +424,7 @@ def _crd_spec_errors(
     if (
         opts.allow_defaults
         and any(_schema_has(s, lambda n: n.get("default") is not None) for s in internal.schemas())
-        and preserve
+        and spec.get("preserveUnknownFields") is True
     ):
         errs.append(
             _invalid(
@@ -400,6 +433,13 @@ def _crd_spec_errors(
                 "must be false in order to use defaults in the schema",
             )
         )
+    return errs
+
+
+def _versions_errors(internal: _Internal, opts: _SchemaOpts) -> list[FieldCause]:
+    """Each version; names unique DNS-1035 labels; exactly one storage version."""
+    errs: list[FieldCause] = []
+    versions = internal.versions
     storage_count = 0
     seen: set[str] = set()
     unique = True
@@ -429,12 +469,12 @@ def _crd_spec_errors(
         first = _str(versions[0], "name")
         if first and (dns_errs := is_dns1035_label(first)):
             errs.append(_invalid("spec.version", first, ",".join(dns_errs)))
-    names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
-    assert isinstance(names, dict)
-    for field in ("plural", "singular", "kind", "listKind"):
-        if not names.get(field):
-            errs.append(_required(f"spec.names.{field}"))
-    errs += _names_errors(names, "spec.names")
+    return errs
+
+
+def _hoisted_errors(internal: _Internal, opts: _SchemaOpts) -> list[FieldCause]:
+    """What all versions share, hoisted to the spec: schema, subresources, columns, fields."""
+    errs: list[FieldCause] = []
     if internal.validation is not None:
         errs += _validation_errors(
             internal.validation, "spec.validation", internal.any_status(), opts
@@ -454,17 +494,6 @@ def _crd_spec_errors(
             )
         else:
             errs += _selectable_fields_errors(internal.selectable, hoisted, "spec.selectableFields")
-    conversion = spec.get("conversion")
-    if isinstance(conversion, dict):
-        if conversion.get("strategy") != "None" and preserve:
-            errs.append(
-                _invalid(
-                    "spec.conversion.strategy",
-                    conversion.get("strategy"),
-                    "must be None if spec.preserveUnknownFields is true",
-                )
-            )
-        errs += _conversion_errors(conversion)
     return errs
 
 
