@@ -62,6 +62,72 @@ class _RegexError(ValueError):
     """A pattern Go's regexp package would refuse."""
 
 
+def _translate_escape(pattern: str, i: int, in_class: bool, out: list[str]) -> int:
+    r"""Translate the escape at ``i`` (``\z``, ``\p{...}``...); the index after it."""
+    if i + 1 >= len(pattern):
+        raise _RegexError("trailing backslash at end of expression: ``")
+    nxt = pattern[i + 1]
+    if nxt.isdigit() and nxt != "0":
+        raise _RegexError(f"invalid escape sequence: `\\{nxt}`")
+    if nxt == "z":
+        out.append("\\Z")
+    elif nxt == "Z":
+        raise _RegexError("invalid escape sequence: `\\Z`")
+    elif nxt in "pP":
+        name, length = _unicode_class_name(pattern, i)
+        ranges = _UNICODE_CLASSES.get(name)
+        if ranges is None:
+            raise _RegexError(f"invalid character class range: `{pattern[i : i + length]}`")
+        if nxt == "P" and in_class:
+            raise _RegexError(
+                f"unsupported negated class inside brackets: `{pattern[i : i + length]}`"
+            )
+        if in_class:
+            out.append(ranges)
+        else:
+            out.append(f"[{'^' if nxt == 'P' else ''}{ranges}]")
+        return i + length
+    else:
+        out.append(pattern[i : i + 2])
+    return i + 2
+
+
+def _translate_posix_class(pattern: str, i: int, out: list[str]) -> int | None:
+    """Translate ``[:name:]`` at ``i`` inside brackets; the index after it, None if none."""
+    end = pattern.find(":]", i + 2)
+    if end <= 0:
+        return None
+    name = pattern[i + 2 : end]
+    cls = _POSIX_CLASSES.get(name.lstrip("^"))
+    if cls is None or name.startswith("^"):
+        raise _RegexError(f"invalid character class range: `[:{name}:]`")
+    out.append(cls)
+    return end + 2
+
+
+def _open_class(pattern: str, i: int, out: list[str]) -> int:
+    """Open a bracket class at ``i``; a ``]`` right after the opening is a literal."""
+    if pattern.startswith("[^", i):
+        out.append("[^")
+        i += 2
+    else:
+        out.append("[")
+        i += 1
+    if i < len(pattern) and pattern[i] == "]":
+        out.append("\\]")
+        i += 1
+    return i
+
+
+def _sets_multiline(pattern: str, i: int) -> bool:
+    """Refuse the Perl groups RE2 lacks at ``(?``; whether its flags turn on ``m``."""
+    for bad in ("(?=", "(?!", "(?<=", "(?<!", "(?>", "(?#"):
+        if pattern.startswith(bad, i):
+            raise _RegexError(f"invalid or unsupported Perl syntax: `{bad}`")
+    flags = re.match(r"\(\?([imsU-]+)\)", pattern[i:])
+    return bool(flags and "m" in flags.group(1).split("-")[0])
+
+
 def _translate_go_regex(pattern: str) -> str:
     """Translate RE2 syntax to Python ``re`` and refuse what RE2 refuses."""
     out: list[str] = []
@@ -72,47 +138,13 @@ def _translate_go_regex(pattern: str) -> str:
     while i < n:
         ch = pattern[i]
         if ch == "\\":
-            if i + 1 >= n:
-                raise _RegexError("trailing backslash at end of expression: ``")
-            nxt = pattern[i + 1]
-            if nxt.isdigit() and nxt != "0":
-                raise _RegexError(f"invalid escape sequence: `\\{nxt}`")
-            if nxt == "z":
-                out.append("\\Z")
-            elif nxt == "Z":
-                raise _RegexError("invalid escape sequence: `\\Z`")
-            elif nxt in "pP":
-                name, length = _unicode_class_name(pattern, i)
-                ranges = _UNICODE_CLASSES.get(name)
-                if ranges is None:
-                    raise _RegexError(f"invalid character class range: `{pattern[i : i + length]}`")
-                if nxt == "P" and in_class:
-                    raise _RegexError(
-                        f"unsupported negated class inside brackets: `{pattern[i : i + length]}`"
-                    )
-                if in_class:
-                    out.append(ranges)
-                else:
-                    out.append(f"[{'^' if nxt == 'P' else ''}{ranges}]")
-                i += length
-                continue
-            else:
-                out.append(pattern[i : i + 2])
-            i += 2
+            i = _translate_escape(pattern, i, in_class, out)
             continue
         if in_class:
             if ch == "[" and pattern.startswith("[:", i):
-                end = pattern.find(":]", i + 2)
-                if end > 0:
-                    name = pattern[i + 2 : end]
-                    negate = name.startswith("^")
-                    cls = _POSIX_CLASSES.get(name.lstrip("^"))
-                    if cls is None:
-                        raise _RegexError(f"invalid character class range: `[:{name}:]`")
-                    if negate:
-                        raise _RegexError(f"invalid character class range: `[:{name}:]`")
-                    out.append(cls)
-                    i = end + 2
+                after = _translate_posix_class(pattern, i, out)
+                if after is not None:
+                    i = after
                     continue
             if ch == "]" and out and out[-1] not in ("[", "[^"):
                 in_class = False
@@ -121,23 +153,10 @@ def _translate_go_regex(pattern: str) -> str:
             continue
         if ch == "[":
             in_class = True
-            if pattern.startswith("[^", i):
-                out.append("[^")
-                i += 2
-            else:
-                out.append("[")
-                i += 1
-            if i < n and pattern[i] == "]":
-                out.append("\\]")
-                i += 1
+            i = _open_class(pattern, i, out)
             continue
-        if ch == "(" and pattern.startswith("(?", i):
-            for bad in ("(?=", "(?!", "(?<=", "(?<!", "(?>", "(?#"):
-                if pattern.startswith(bad, i):
-                    raise _RegexError(f"invalid or unsupported Perl syntax: `{bad}`")
-            flags = re.match(r"\(\?([imsU-]+)\)", pattern[i:])
-            if flags and "m" in flags.group(1).split("-")[0]:
-                multiline = True
+        if ch == "(" and pattern.startswith("(?", i) and _sets_multiline(pattern, i):
+            multiline = True
         if ch == "$" and not multiline:
             out.append("(?!\\n)\\Z")
             i += 1

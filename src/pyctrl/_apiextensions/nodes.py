@@ -100,6 +100,15 @@ class _Node:
         self.format: str = _effective_format(raw)
         self.preserve_unknown: bool = raw.get("x-kubernetes-preserve-unknown-fields") is True
         self.embedded: bool = raw.get("x-kubernetes-embedded-resource") is True
+        self._read_structure(raw)
+        self._read_value_checks(raw)
+        self._read_extensions(raw)
+        self.rules: list[CompiledRule] | None = None
+        self.reapply_noop: bool | None = None
+        self._summarize()
+
+    def _read_structure(self, raw: dict[str, Any]) -> None:
+        """Properties, additionalProperties, items and the junctors, compiled in turn."""
         props = raw.get("properties")
         self.properties: dict[str, _Node] | None = (
             {k: _Node(v) for k, v in props.items() if isinstance(v, dict)}
@@ -113,6 +122,14 @@ class _Node:
         )
         items = raw.get("items")
         self.items: _Node | None = _Node(items) if isinstance(items, dict) else None
+        self.all_of = _node_list(raw.get("allOf"))
+        self.any_of = _node_list(raw.get("anyOf"))
+        self.one_of = _node_list(raw.get("oneOf"))
+        not_ = raw.get("not")
+        self.not_: _Node | None = _Node(not_) if isinstance(not_, dict) else None
+
+    def _read_value_checks(self, raw: dict[str, Any]) -> None:
+        """required, enum and the numeric, string, array and object bounds."""
         req = raw.get("required")
         self.required: tuple[str, ...] = (
             tuple(r for r in req if isinstance(r, str)) if isinstance(req, list) else ()
@@ -133,11 +150,9 @@ class _Node:
         self.unique_items: bool = raw.get("uniqueItems") is True
         self.max_properties = _int(raw.get("maxProperties"))
         self.min_properties = _int(raw.get("minProperties"))
-        self.all_of = _node_list(raw.get("allOf"))
-        self.any_of = _node_list(raw.get("anyOf"))
-        self.one_of = _node_list(raw.get("oneOf"))
-        not_ = raw.get("not")
-        self.not_: _Node | None = _Node(not_) if isinstance(not_, dict) else None
+
+    def _read_extensions(self, raw: dict[str, Any]) -> None:
+        """The default and the x-kubernetes-* list, map and validation extensions."""
         # `default: null` decodes to no default in apiextensions.
         self.has_default: bool = raw.get("default") is not None
         self.default: Any = raw.get("default")
@@ -153,8 +168,9 @@ class _Node:
         self.validations: list[dict[str, Any]] = (
             [v for v in vals if isinstance(v, dict)] if isinstance(vals, list) else []
         )
-        self.rules: list[CompiledRule] | None = None
-        self.reapply_noop: bool | None = None
+
+    def _summarize(self) -> None:
+        """What this subtree holds, so that validation can skip what it lacks."""
         children = self._children()
         self.has_cel: bool = bool(self.validations) or any(c.has_cel for c in children)
         self.has_embedded: bool = self.embedded or any(c.has_embedded for c in children)
