@@ -286,64 +286,82 @@ def _cel_errors(
             node, obj, old_value, path, is_resource_root=is_resource_root, unchanged=here
         )
     if isinstance(obj, list) and node.items is not None and node.items.has_cel:
-        items = node.items
-        for i, item in enumerate(obj):
-            item_old: Any = None
-            item_has_old = False
-            if node.list_type == "map" and isinstance(old, list):
-                key = _map_list_key(node, item)
-                if key is not None:
-                    for candidate in old:
-                        if _map_list_key(node, candidate) == key:
-                            item_old, item_has_old = candidate, True
-                            break
-            child_unchanged = here if item_has_old else _Unchanged(None, _NO_OLD, here)
+        errs += _array_cel_errors(node, node.items, obj, old, path, here=here)
+    elif isinstance(obj, dict):
+        errs += _object_cel_errors(node, obj, old, has_old, path, here=here)
+    return errs
+
+
+def _correlated_item(node: _Node, item: Any, old: Any) -> tuple[Any, bool]:
+    """The old item of a map list with the same key as ``item``, and whether there is one."""
+    if node.list_type == "map" and isinstance(old, list):
+        key = _map_list_key(node, item)
+        if key is not None:
+            for candidate in old:
+                if _map_list_key(node, candidate) == key:
+                    return candidate, True
+    return None, False
+
+
+def _array_cel_errors(
+    node: _Node, items: _Node, obj: list[Any], old: Any, path: Path, *, here: _Unchanged
+) -> list[FieldCause]:
+    """Validator.validateArray: the rules of every item (oldSelf only in map lists)."""
+    errs: list[FieldCause] = []
+    for i, item in enumerate(obj):
+        item_old, item_has_old = _correlated_item(node, item, old)
+        child_unchanged = here if item_has_old else _Unchanged(None, _NO_OLD, here)
+        errs += _cel_errors(
+            items,
+            item,
+            item_old,
+            item_has_old,
+            _index(path, i),
+            is_resource_root=items.embedded,
+            unchanged=child_unchanged,
+        )
+    return errs
+
+
+def _object_cel_errors(
+    node: _Node, obj: dict[str, Any], old: Any, has_old: bool, path: Path, *, here: _Unchanged
+) -> list[FieldCause]:
+    """Validator.validateMap: the rules of additional properties, then of properties."""
+    errs: list[FieldCause] = []
+    correlatable = has_old and isinstance(old, dict) and _map_is_correlatable(node.map_type or None)
+    props = node.properties
+    if node.additional is not None and node.additional.has_cel:
+        addl = node.additional
+        for k, v in obj.items():
+            if props is not None and k in props:
+                continue
+            sub_has_old = correlatable and k in old
+            child_unchanged = here if sub_has_old else _Unchanged(None, _NO_OLD, here)
             errs += _cel_errors(
-                items,
-                item,
-                item_old,
-                item_has_old,
-                _index(path, i),
-                is_resource_root=items.embedded,
+                addl,
+                v,
+                old[k] if sub_has_old else None,
+                sub_has_old,
+                _key(path, k),
+                is_resource_root=addl.embedded,
                 unchanged=child_unchanged,
             )
-    elif isinstance(obj, dict):
-        correlatable = (
-            has_old and isinstance(old, dict) and _map_is_correlatable(node.map_type or None)
-        )
-        props = node.properties
-        if node.additional is not None and node.additional.has_cel:
-            addl = node.additional
-            for k, v in obj.items():
-                if props is not None and k in props:
-                    continue
-                sub_has_old = correlatable and k in old
-                child_unchanged = here if sub_has_old else _Unchanged(None, _NO_OLD, here)
-                errs += _cel_errors(
-                    addl,
-                    v,
-                    old[k] if sub_has_old else None,
-                    sub_has_old,
-                    _key(path, k),
-                    is_resource_root=addl.embedded,
-                    unchanged=child_unchanged,
-                )
-        if props is not None:
-            for k, v in obj.items():
-                sub = props.get(k)
-                if sub is None or not sub.has_cel:
-                    continue
-                sub_has_old = correlatable and k in old
-                child_unchanged = here if sub_has_old else _Unchanged(None, _NO_OLD, here)
-                errs += _cel_errors(
-                    sub,
-                    v,
-                    old[k] if sub_has_old else None,
-                    sub_has_old,
-                    _child(path, k),
-                    is_resource_root=sub.embedded,
-                    unchanged=child_unchanged,
-                )
+    if props is not None:
+        for k, v in obj.items():
+            sub = props.get(k)
+            if sub is None or not sub.has_cel:
+                continue
+            sub_has_old = correlatable and k in old
+            child_unchanged = here if sub_has_old else _Unchanged(None, _NO_OLD, here)
+            errs += _cel_errors(
+                sub,
+                v,
+                old[k] if sub_has_old else None,
+                sub_has_old,
+                _child(path, k),
+                is_resource_root=sub.embedded,
+                unchanged=child_unchanged,
+            )
     return errs
 
 
