@@ -261,6 +261,53 @@ def create() -> None:
     """The ``pyctrl create`` group (``kubebuilder create``)."""
 
 
+def _refuse_conflicts(
+    api: str,
+    kind: str,
+    existing: _project.Resource | None,
+    has_controller: list[_project.Resource],
+    *,
+    want_resource: bool,
+    want_controller: bool,
+) -> None:
+    """Refuse a create api that would create nothing, or what already exists."""
+    if not want_resource and not want_controller:
+        if existing is not None and existing.api is not None and has_controller:
+            raise CliError(
+                f"the API {api} and its controller already exist "
+                f"(recorded in {_project.FILE}): nothing was changed"
+            )
+        raise CliError("nothing to create: pass --resource and/or --controller")
+    if want_resource and existing is not None and existing.api is not None:
+        raise CliError(
+            f"the API {api} already exists ({existing.api.module}, "
+            f"recorded in {_project.FILE}): nothing was changed"
+        )
+    if want_controller and has_controller:
+        first = has_controller[0]
+        raise CliError(
+            f"{kind} already has a controller ({first.controller_module}, for "
+            f"{first.version}): a kind has one controller; nothing was changed"
+        )
+    if want_controller and not want_resource and (existing is None or existing.api is None):
+        raise CliError(
+            f"there is no {api} type for a controller to reconcile: "
+            "pass --resource to create it too"
+        )
+
+
+def _hub_scope(
+    hub: _project.Resource, hub_api: _project.API, kind: str, namespaced: bool | None
+) -> bool:
+    """A new version's scope: the hub's; asking for another one is an error."""
+    if namespaced is not None and namespaced != hub_api.namespaced:
+        scope = "namespaced" if hub_api.namespaced else "cluster-scoped"
+        raise CliError(
+            f"{kind} is {scope} ({hub.version}): every version of a kind has the same scope"
+        )
+    return hub_api.namespaced
+
+
 @create.command("api")
 @click.option("--group", required=True, help="First label of the API group: <group>.<domain>.")
 @click.option("--version", required=True, help="API version, e.g. v1 or v1alpha1.")
@@ -314,37 +361,16 @@ def create_api(
     existing = project.find(group, domain, version, kind)
     want_resource = _ask(resource, "Create Resource", default=True)
     want_controller = _ask(controller, "Create Controller", default=not has_controller)
-    api_group = f"{group}.{domain}"
-    if not want_resource and not want_controller:
-        if existing is not None and existing.api is not None and has_controller:
-            raise CliError(
-                f"the API {api_group}/{version} {kind} and its controller already exist "
-                f"(recorded in {_project.FILE}): nothing was changed"
-            )
-        raise CliError("nothing to create: pass --resource and/or --controller")
-    if want_resource and existing is not None and existing.api is not None:
-        raise CliError(
-            f"the API {api_group}/{version} {kind} already exists ({existing.api.module}, "
-            f"recorded in {_project.FILE}): nothing was changed"
-        )
-    if want_controller and has_controller:
-        first = has_controller[0]
-        raise CliError(
-            f"{kind} already has a controller ({first.controller_module}, for "
-            f"{first.version}): a kind has one controller; nothing was changed"
-        )
-    if want_controller and not want_resource and (existing is None or existing.api is None):
-        raise CliError(
-            f"there is no {api_group}/{version} {kind} type for a controller to reconcile: "
-            "pass --resource to create it too"
-        )
+    _refuse_conflicts(
+        f"{group}.{domain}/{version} {kind}",
+        kind,
+        existing,
+        has_controller,
+        want_resource=want_resource,
+        want_controller=want_controller,
+    )
     if hub is not None and hub.api is not None and want_resource:
-        if namespaced is not None and namespaced != hub.api.namespaced:
-            scope = "namespaced" if hub.api.namespaced else "cluster-scoped"
-            raise CliError(
-                f"{kind} is {scope} ({hub.version}): every version of a kind has the same scope"
-            )
-        namespaced = hub.api.namespaced
+        namespaced = _hub_scope(hub, hub.api, kind, namespaced)
     names = _Names(project.package, group, version, kind)
     target = existing or _project.Resource(
         group=group, domain=domain, version=version, kind=kind, plural=pluralize(kind)

@@ -320,7 +320,7 @@ class RESTClient:
                 self._warnings_seen.add(text)
             _log.warning("API server warning", warning=text, url=str(response.url))
 
-    async def _send(  # noqa: PLR0912, PLR0915 - one HTTP exchange: retry, fence, trace, errors
+    async def _send(
         self,
         method: str,
         path: str,
@@ -345,45 +345,24 @@ class RESTClient:
         refreshed = False
         attempt = 0
         while True:
-            authorization = await self.config.authorization()
-            if authorization:
-                headers["Authorization"] = authorization
-            else:
-                headers.pop("Authorization", None)
-            if fence is not None:
-                # Checked before every attempt, and again as the body is written.
-                _check_fence(fence, method)
-            started = time.perf_counter()
-            fence_token = _write_fence.set(fence)
             try:
-                response = await session.request(
+                response = await self._attempt(
+                    session,
                     method,
                     url,
                     params=params,
-                    data=body,
+                    body=body,
                     headers=headers,
-                    timeout=client_timeout,
-                    proxy=self._proxy,
-                    proxy_auth=self._proxy_auth,
-                    proxy_headers=self._proxy_headers,
-                    server_hostname=self._server_hostname,
+                    client_timeout=client_timeout,
+                    fence=fence,
                 )
             except (aiohttp.ServerDisconnectedError, aiohttp.ClientConnectionResetError):
-                self._observe(method, "<error>", started)
                 # A pooled connection the server had closed: safe to resend a read.
                 if method == "GET" and attempt < self._retries:
                     attempt += 1
                     continue
                 raise
-            except (aiohttp.ClientError, TimeoutError):
-                self._observe(method, "<error>", started)
-                raise
-            finally:
-                _write_fence.reset(fence_token)
             status = response.status
-            self._observe(method, str(status), started)
-            if "Warning" in response.headers:
-                self._log_warnings(response)
             if status < 400:
                 return response
             try:
@@ -408,6 +387,52 @@ class RESTClient:
                 await self._clock.sleep(wait)
                 continue
             raise APIError.from_status(status, error_body, response.headers.get("Retry-After"))
+
+    async def _attempt(
+        self,
+        session: aiohttp.ClientSession,
+        method: str,
+        url: URL,
+        *,
+        params: list[tuple[str, str]],
+        body: bytes | None,
+        headers: dict[str, str],
+        client_timeout: aiohttp.ClientTimeout,
+        fence: LeaseFence | None,
+    ) -> aiohttp.ClientResponse:
+        """One try: fresh credentials, the fence checked, the request sent and counted."""
+        authorization = await self.config.authorization()
+        if authorization:
+            headers["Authorization"] = authorization
+        else:
+            headers.pop("Authorization", None)
+        if fence is not None:
+            # Checked before every attempt, and again as the body is written.
+            _check_fence(fence, method)
+        started = time.perf_counter()
+        fence_token = _write_fence.set(fence)
+        try:
+            response = await session.request(
+                method,
+                url,
+                params=params,
+                data=body,
+                headers=headers,
+                timeout=client_timeout,
+                proxy=self._proxy,
+                proxy_auth=self._proxy_auth,
+                proxy_headers=self._proxy_headers,
+                server_hostname=self._server_hostname,
+            )
+        except (aiohttp.ClientError, TimeoutError):
+            self._observe(method, "<error>", started)
+            raise
+        finally:
+            _write_fence.reset(fence_token)
+        self._observe(method, str(response.status), started)
+        if "Warning" in response.headers:
+            self._log_warnings(response)
+        return response
 
     async def request(
         self,
