@@ -22,7 +22,9 @@ the ``Authorization`` header on every request, so a rotated token is picked up a
 ``context=`` picks a kubeconfig context other than the current one. Authentication
 is what kubernetes-asyncio supports: client certificates, bearer tokens (``token`` or
 a ``tokenFile`` re-read as it changes), exec plugins (re-run when their credential
-expires, or when the server answers 401), OIDC and GCP auth providers, basic auth.
+expires, or when the server answers 401), OIDC and GCP auth providers (whose tokens
+pyctrl renews itself from the kubeconfig's provider settings, as client-go's plugins
+do: at the issuer's token endpoint, or by running gcloud), basic auth.
 Anything missing or malformed raises one `pyctrl.errors.ConfigError` that names the
 file and what is wrong with it. Refreshed credentials are never written back to a
 kubeconfig.
@@ -36,11 +38,15 @@ from __future__ import annotations
 import asyncio
 import base64
 import datetime as _dt
+import json
 import os
+import shlex
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+import aiohttp
 import yaml
 
 from pyctrl._kubernetes import Configuration
@@ -71,6 +77,16 @@ _TOKEN_FILE_PERIOD = 60.0
 # Refresh expiring credentials this long before they expire, as kubernetes-asyncio does.
 _EXPIRY_SKEW = _dt.timedelta(minutes=5)
 _MIN_REFRESH_WAIT = 1.0
+# Bound on each request to an OIDC issuer while refreshing a token.
+_OIDC_TIMEOUT = 30.0
+# The user fields kubernetes-asyncio's loader still reads for a user whose credentials
+# come from an auth provider: the client certificate.
+_CLIENT_CERT_KEYS = (
+    "client-certificate",
+    "client-certificate-data",
+    "client-key",
+    "client-key-data",
+)
 
 
 @runtime_checkable
@@ -181,22 +197,77 @@ class _FileTokenCredentials:
         return None
 
 
-class _LoaderCredentials:
-    """Credentials a kubernetes-asyncio ``KubeConfigLoader`` produces: exec plugins, OIDC, GCP.
+class _RenewingCredentials:
+    """A bearer token that something renews: an exec plugin, an OIDC or GCP auth provider.
 
-    An exec plugin is re-run when its credential is about to expire, or when forced
-    (the server refused the credential); one run serves every concurrent request.
+    Renewed when due or when forced (the server refused the token); one renewal serves
+    every concurrent request. Subclasses say what the token is, how to renew it, and
+    when it is due.
     """
 
-    def __init__(self, loader: Any, configuration: Configuration, source: str) -> None:
-        self._loader = loader
+    _kind = "provider"
+
+    def __init__(self, configuration: Configuration, source: str) -> None:
         self._configuration = configuration
         self._source = source
         self._lock = asyncio.Lock()
         self._obtained_at = _dt.datetime.now(_dt.UTC)
-        self._kind = "exec" if loader._user is not None and "exec" in loader._user else "provider"
-        if loader.provider in ("gcp", "oidc"):
-            self._kind = str(loader.provider)
+
+    def _token(self) -> str | None:
+        raise NotImplementedError
+
+    async def _renew(self, *, force: bool) -> None:
+        raise NotImplementedError
+
+    def renew_at(self) -> _dt.datetime | None:
+        return None
+
+    def _due(self) -> bool:
+        return True  # the OIDC and GCP providers check expiry themselves, cheaply
+
+    async def authorization(self) -> str | None:
+        if self._due():
+            await self.refresh(force=False)
+        token = self._token()
+        return str(token) if token else None
+
+    async def refresh(self, *, force: bool) -> bool:
+        before = self._token()
+        async with self._lock:
+            if before != self._token():
+                return True  # another request renewed it while this one waited
+            if not force and not self._due():
+                return False
+            try:
+                await self._renew(force=force)
+                self._obtained_at = _dt.datetime.now(_dt.UTC)
+            except ConfigError:
+                raise
+            except Exception as exc:
+                raise ConfigError(
+                    f"{self._source}: renewing the {self._kind} credential failed: {exc}"
+                ) from exc
+        token = self._token()
+        if token:
+            self._configuration.api_key["BearerToken"] = token
+        return bool(token) and token != before
+
+
+class _ExecCredentials(_RenewingCredentials):
+    """An exec plugin's credential, run by kubernetes-asyncio's ``KubeConfigLoader``.
+
+    The plugin is re-run when its credential is about to expire, or when forced.
+    """
+
+    _kind = "exec"
+
+    def __init__(self, loader: Any, configuration: Configuration, source: str) -> None:
+        super().__init__(configuration, source)
+        self._loader = loader
+
+    def _token(self) -> str | None:
+        token = getattr(self._loader, "token", None)
+        return str(token) if token else None
 
     def _expiry(self) -> _dt.datetime | None:
         expiry = getattr(self._loader, "exec_plugin_expiry", None)
@@ -212,55 +283,164 @@ class _LoaderCredentials:
         return expiry - min(_EXPIRY_SKEW, max(lifetime / 2, _dt.timedelta(0)))
 
     def _due(self) -> bool:
-        if self._kind != "exec":
-            return True  # the OIDC and GCP loaders check expiry themselves, cheaply
         renew_at = self.renew_at()
         return renew_at is not None and renew_at <= _dt.datetime.now(_dt.UTC)
 
-    async def authorization(self) -> str | None:
-        if self._due():
-            await self.refresh(force=False)
-        token = getattr(self._loader, "token", None)
-        return str(token) if token else None
-
-    async def refresh(self, *, force: bool) -> bool:
-        before = getattr(self._loader, "token", None)
-        async with self._lock:
-            if before != getattr(self._loader, "token", None):
-                return True  # another request renewed it while this one waited
-            if not force and not self._due():
-                return False
-            try:
-                await self._run_loader(force=force)
-                self._obtained_at = _dt.datetime.now(_dt.UTC)
-            except ConfigError:
-                raise
-            except Exception as exc:
-                raise ConfigError(
-                    f"{self._source}: renewing the {self._kind} credential failed: {exc}"
-                ) from exc
-        token = getattr(self._loader, "token", None)
-        if token:
-            self._configuration.api_key["BearerToken"] = token
-        return bool(token) and token != before
-
-    async def _run_loader(self, *, force: bool) -> None:
+    async def _renew(self, *, force: bool) -> None:
         loader = self._loader
-        if self._kind == "exec":
-            if force and hasattr(loader, "exec_plugin_expiry"):
-                del loader.exec_plugin_expiry
-            elif not force and self._expiry() is not None:
-                # The loader's own expiry test must see it as expired to re-run the plugin.
-                del loader.exec_plugin_expiry
-            await loader.load_from_exec_plugin()
-        elif self._kind == "gcp":
-            if force:
-                loader._user["auth-provider"]["config"].value.pop("access-token", None)
-            await loader.load_gcp_token()
-        elif self._kind == "oidc":
-            if force:
-                loader._user["auth-provider"]["config"].value.pop("id-token", None)
-            await loader._load_oid_token()
+        if (force and hasattr(loader, "exec_plugin_expiry")) or (
+            not force and self._expiry() is not None
+        ):
+            # The loader re-runs the plugin only when it holds no unexpired credential.
+            del loader.exec_plugin_expiry
+        await loader.load_from_exec_plugin()
+
+
+class _AuthProviderCredentials(_RenewingCredentials):
+    """The token of a kubeconfig ``auth-provider`` (``oidc`` or ``gcp``), as client-go's plugins.
+
+    Read from and renewed into this object's own copy of the provider's ``config``; the
+    kubeconfig file is never written.
+
+    Args:
+        name: ``oidc`` or ``gcp``.
+        provider_config: The auth-provider's ``config`` mapping (None if it has none).
+        configuration: The Configuration whose bearer token is kept current.
+        source: Where the kubeconfig came from, for messages.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        provider_config: Any,
+        configuration: Configuration,
+        source: str,
+    ) -> None:
+        super().__init__(configuration, source)
+        self._kind = name
+        self._config: dict[str, Any] | None = (
+            dict(provider_config) if isinstance(provider_config, dict) else None
+        )
+        self._bearer: str | None = None
+
+    def _token(self) -> str | None:
+        return self._bearer
+
+    async def load(self) -> None:
+        """Obtain the first token (at load: errors propagate as they are)."""
+        await self._renew(force=False)
+        if self._bearer:
+            self._configuration.api_key["BearerToken"] = self._bearer
+
+    async def _renew(self, *, force: bool) -> None:
+        if self._kind == "oidc":
+            if self._config is None:
+                raise ValueError("oidc: missing configuration")
+            self._bearer = await _oidc_bearer(self._config, force=force)
+        else:
+            if self._config is None:
+                self._config = {}
+            self._bearer = await _gcp_bearer(self._config, force=force)
+
+
+def _expired(expiry: Any) -> bool:
+    """kubernetes-asyncio's test: expired five minutes before the stated time."""
+    from kubernetes_asyncio.config.dateutil import parse_rfc3339
+
+    deadline: _dt.datetime = parse_rfc3339(
+        expiry if isinstance(expiry, _dt.datetime) else str(expiry)
+    )
+    return deadline - _EXPIRY_SKEW <= _dt.datetime.now(_dt.UTC)
+
+
+async def _gcp_bearer(config: dict[str, Any], *, force: bool) -> str:
+    """The GCP provider's access token, from ``gcloud`` when missing, expired or forced."""
+    if force:
+        config.pop("access-token", None)
+    if "access-token" not in config or ("expiry" in config and _expired(config["expiry"])):
+        config["access-token"], config["expiry"] = await _gcloud_credential(config)
+    return f"Bearer {config['access-token']}"
+
+
+async def _gcloud_credential(config: dict[str, Any]) -> tuple[str, str]:
+    """Run ``cmd-path cmd-args`` (gcloud's config-helper); its access token and expiry."""
+    cmd_path, cmd_args = config.get("cmd-path"), config.get("cmd-args")
+    if cmd_path is None or cmd_args is None:
+        raise ValueError(
+            "GoogleAuth via gcloud is supported! Values for cmd-path, cmd-args are required."
+        )
+    if not isinstance(cmd_args, str) or not isinstance(cmd_path, str):
+        raise ValueError(
+            "GoogleAuth via gcloud is supported! Values for cmd-path, cmd-args have to be strings."
+        )
+    process = await asyncio.create_subprocess_exec(
+        cmd_path,
+        *shlex.split(cmd_args),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    stdout, _ = await process.communicate()
+    credential = json.loads(stdout.decode("ascii").rstrip())["credential"]
+    return str(credential["access_token"]), str(credential["token_expiry"])
+
+
+def _jwt_expired(token: str) -> bool:
+    """Whether the JWT's ``exp`` is passed (or within five minutes); no ``exp``: never."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        raise ValueError("oidc: JWT tokens should contain 3 period-delimited parts")
+    payload = parts[1] + "=" * (-len(parts[1]) % 4)
+    expires = json.loads(base64.urlsafe_b64decode(payload).decode("utf8")).get("exp")
+    if expires is None:
+        return False
+    return _dt.datetime.fromtimestamp(expires, _dt.UTC) - _EXPIRY_SKEW <= _dt.datetime.now(_dt.UTC)
+
+
+async def _oidc_bearer(config: dict[str, Any], *, force: bool) -> str:
+    """The OIDC provider's id token, refreshed at the issuer when missing, expired or forced."""
+    if force:
+        config.pop("id-token", None)
+    token = config.get("id-token")
+    if token is None or _jwt_expired(str(token)):
+        await _oidc_refresh(config)
+    return f"Bearer {config['id-token']}"
+
+
+def _basic_auth(config: dict[str, Any]) -> str:
+    """The client's HTTP basic credentials for the issuer (``client-id:client-secret``)."""
+    pair = f"{config['client-id']}:{config['client-secret']}".encode("latin1")
+    return "Basic " + base64.b64encode(pair).decode("ascii")
+
+
+async def _oidc_refresh(config: dict[str, Any]) -> None:
+    """Trade the refresh token for a new id token at the issuer's token endpoint."""
+    refresh_token = config.get("refresh-token")
+    if refresh_token is None:
+        raise ValueError("oidc: No valid id-token, and cannot refresh without refresh-token")
+    tls: ssl.SSLContext | bool = True
+    ca_data = config.get("idp-certificate-authority-data")
+    if ca_data:
+        tls = ssl.create_default_context(cadata=base64.b64decode(str(ca_data)).decode())
+    issuer = str(config["idp-issuer-url"]).rstrip("/")
+    async with aiohttp.ClientSession(
+        headers={"Accept": "application/json", "Authorization": _basic_auth(config)},
+        timeout=aiohttp.ClientTimeout(total=_OIDC_TIMEOUT),
+        raise_for_status=True,
+        trust_env=True,
+    ) as session:
+        try:
+            async with session.get(f"{issuer}/.well-known/openid-configuration", ssl=tls) as r:
+                well_known = await r.json(content_type=None)
+        except aiohttp.ClientResponseError as exc:
+            raise ValueError("oidc: failed to query well-known metadata endpoint") from exc
+        grant = {"grant_type": "refresh_token", "refresh_token": str(refresh_token)}
+        try:
+            async with session.post(well_known["token_endpoint"], data=grant, ssl=tls) as r:
+                answer = await r.json(content_type=None)
+        except aiohttp.ClientResponseError as exc:
+            raise ValueError("oidc: failed to refresh access token") from exc
+    config["id-token"] = answer["id_token"]
+    config["refresh-token"] = answer.get("refresh_token", refresh_token)
 
 
 class Config:
@@ -547,6 +727,33 @@ def _select_kubeconfig(  # noqa: PLR0912 - client-go's loading rules, source by 
     )
 
 
+def _auth_provider(
+    user: dict[str, Any] | None, configuration: Configuration, source: str
+) -> _AuthProviderCredentials | None:
+    """The credentials of the user's ``oidc`` or ``gcp`` auth provider, if it has one."""
+    provider = user.get("auth-provider") if user else None
+    if not isinstance(provider, dict) or provider.get("name") not in ("oidc", "gcp"):
+        return None
+    return _AuthProviderCredentials(
+        str(provider["name"]), provider.get("config"), configuration, source
+    )
+
+
+def _without_user_credentials(
+    merged: dict[str, Any], user: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The kubeconfig for the loader: ``user`` keeps its client certificate only.
+
+    pyctrl obtains an auth provider's token itself; like kubernetes-asyncio, it then
+    uses no other credential of that user.
+    """
+    kept = {k: v for k, v in (user or {}).items() if k in _CLIENT_CERT_KEYS}
+    users = [
+        {**entry, "user": kept} if entry.get("user") is user else entry for entry in merged["users"]
+    ]
+    return {**merged, "users": users}
+
+
 async def load_kubeconfig(
     paths: str | os.PathLike[str] | list[str | os.PathLike[str]],
     *,
@@ -573,19 +780,28 @@ async def load_kubeconfig(
     from kubernetes_asyncio.config.kube_config import KubeConfigLoader
 
     configuration = Configuration()
+    provider = _auth_provider(user, configuration, source)
     try:
         # config_base_path="" because every relative path is already resolved against
         # the file it came from; no config_persister, so nothing is written back.
         loader = KubeConfigLoader(
-            config_dict=merged, active_context=context_name, config_base_path=""
+            config_dict=merged if provider is None else _without_user_credentials(merged, user),
+            active_context=context_name,
+            config_base_path="",
         )
         await loader.load_and_set(configuration)
+        if provider is not None:
+            await provider.load()
     except (ConfigException, ValueError, KeyError, TypeError, OSError, AssertionError) as exc:
         raise ConfigError(f"{source}, context {context_name!r}: {exc}") from exc
 
     credentials: Credentials
-    if user and ("exec" in user or "auth-provider" in user):
-        credentials = _LoaderCredentials(loader, configuration, source)
+    if provider is not None:
+        credentials = provider
+    elif user and "exec" in user:
+        credentials = _ExecCredentials(loader, configuration, source)
+    elif user and "auth-provider" in user:
+        credentials = _ConfigurationCredentials(configuration)  # what the loader set
     elif user and user.get("tokenFile") and not user.get("token"):
         credentials = _FileTokenCredentials(Path(user["tokenFile"]), configuration)
     else:
