@@ -18,6 +18,7 @@ import yaml
 from aiohttp import web
 from kubernetes_asyncio.client import Configuration
 
+from pyctrl import certs
 from pyctrl.clock import FakeClock
 from pyctrl.config import (
     Config,
@@ -30,6 +31,7 @@ from pyctrl.errors import ConfigError
 from pyctrl.manager import Manager, Options
 
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import AsyncIterator
     from pathlib import Path
 
@@ -544,7 +546,9 @@ def oidc_user(issuer: str, id_token: str | None) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def identity_provider() -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
+async def identity_provider(
+    ssl_context: ssl.SSLContext | None = None,
+) -> AsyncIterator[tuple[str, list[dict[str, str]]]]:
     """A fake OIDC issuer: its token endpoint trades refresh-<n> for id token n+1."""
     grants: list[dict[str, str]] = []
     url = ""
@@ -565,10 +569,10 @@ async def identity_provider() -> AsyncIterator[tuple[str, list[dict[str, str]]]]
     app.router.add_post("/token", token)
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
     await site.start()
     host, port = runner.addresses[0][:2]
-    url = f"http://{host}:{port}"
+    url = f"{'https' if ssl_context else 'http'}://{host}:{port}"
     try:
         yield url, grants
     finally:
@@ -612,6 +616,38 @@ async def test_oidc_expired_id_token_is_renewed_with_the_refresh_token(tmp_path:
         {"grant_type": "refresh_token", "refresh_token": "refresh-1"},
     ]
     assert path.read_text() == before
+
+
+async def test_oidc_issuer_with_a_private_ca_is_trusted_through_the_kubeconfig(
+    tmp_path: Path,
+) -> None:
+    """An HTTPS issuer with a private CA is trusted once idp-certificate-authority-data has it."""
+    ca = certs.generate_ca("oidc-ca")
+    serving = certs.server_ssl_context(certs.issue_serving_cert(ca, ["127.0.0.1"]))
+    async with identity_provider(serving) as (issuer, grants):
+        data = simple()
+        user = oidc_user(issuer, jwt(-dt.timedelta(hours=1), "old"))
+        user["auth-provider"]["config"]["idp-certificate-authority-data"] = base64.b64encode(
+            ca.cert_pem
+        ).decode()
+        data["users"][0]["user"] = user
+        config = await load_kubeconfig(write(tmp_path / "kc", data))
+        assert subject(await config.authorization()) == "n1"
+    assert len(grants) == 1
+
+
+async def test_oidc_issuer_certificate_is_verified(tmp_path: Path) -> None:
+    """An HTTPS issuer whose CA the kubeconfig does not name is refused, naming the file."""
+    ca = certs.generate_ca("oidc-ca")
+    serving = certs.server_ssl_context(certs.issue_serving_cert(ca, ["127.0.0.1"]))
+    async with identity_provider(serving) as (issuer, grants):
+        data = simple()
+        data["users"][0]["user"] = oidc_user(issuer, jwt(-dt.timedelta(hours=1), "old"))
+        path = write(tmp_path / "kc", data)
+        with pytest.raises(ConfigError, match="certificate verify failed") as caught:
+            await load_kubeconfig(path)
+    assert str(path) in str(caught.value)
+    assert grants == []
 
 
 def gcp_user(tmp_path: Path) -> dict[str, Any]:
