@@ -24,6 +24,11 @@ modes:
 * binaries (``binary_assets_directory`` or ``KUBEBUILDER_ASSETS``): etcd and
   kube-apiserver as controller-runtime's envtest runs them.
 
+`Environment` (in ``environment``) delegates, as controller-runtime's envtest does, to
+private modules beside it: ``_crd`` reads, installs, waits for and uninstalls CRDs
+(``crd.go``), ``_webhook`` installs and undoes webhook configurations (``webhook.go``),
+``_controlplane`` starts each mode's API server.
+
 For pytest, the ``envtest`` fixture (from the ``pyctrl`` pytest plugin) yields a
 started `Environment`. From a shell, ``python -m pyctrl.envtest`` serves the
 embedded API server and prints a kubeconfig for kubectl.
