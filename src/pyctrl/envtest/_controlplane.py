@@ -102,7 +102,7 @@ async def start_embedded(
     )
     started.server = server
     # Admission and conversion webhooks, as kube-apiserver calls them.
-    from pyctrl.envtest.admission.webhooks import install
+    from pyctrl.envtest.webhooks import install
 
     install(server)
     await server.start()

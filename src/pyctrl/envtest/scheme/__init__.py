@@ -2,8 +2,8 @@
 
 kube-apiserver knows its built-in types from Go (``k8s.io/api`` registered in a
 ``runtime.Scheme``) and serves them through storage configured per group and resource.
-`resources` describes every served REST resource (group, version, scope, verbs, storage,
-printer columns) and keeps the registry of types, CRDs' included; `builtin_types` lists the
+`resourcetype` describes one served REST resource (group, version, scope, verbs, storage,
+printer columns); `resources` keeps the registry of them, CRDs' included; `builtin_types` lists the
 built-in resources, one table per API group; `builtin` derives each
 built-in kind's structural schema from kubernetes_asyncio's generated models.
 """

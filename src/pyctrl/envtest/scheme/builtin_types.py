@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl.envtest.scheme.resources import (
-    ResourceType,
-    _core_to_events_v1,
-    _events_v1_to_core,
-)
+from pyctrl.envtest.scheme.resourcetype import Converter, ResourceType
 
 __all__ = ["builtin_types"]
 
@@ -383,8 +379,8 @@ def _rbac() -> list[ResourceType]:
     ]
 
 
-def _events() -> list[ResourceType]:
-    """The events.k8s.io group."""
+def _events(to_core: Converter, from_core: Converter) -> list[ResourceType]:
+    """The events.k8s.io group, stored as core Events (``to_core``/``from_core``)."""
     return [
         _builtin(
             "events.k8s.io",
@@ -396,8 +392,8 @@ def _events() -> list[ResourceType]:
             allow_create_on_update=True,
             storage_group="",
             storage_plural="events",
-            to_storage=_events_v1_to_core,
-            from_storage=_core_to_events_v1,
+            to_storage=to_core,
+            from_storage=from_core,
         ),
     ]
 
@@ -510,8 +506,15 @@ def _discovery() -> list[ResourceType]:
     ]
 
 
-def builtin_types() -> list[ResourceType]:
-    """The built-in resource types, as a kube-apiserver of Kubernetes 1.32 serves them."""
+def builtin_types(
+    *, events_v1_to_core: Converter, core_to_events_v1: Converter
+) -> list[ResourceType]:
+    """The built-in resource types, as a kube-apiserver of Kubernetes 1.32 serves them.
+
+    Args:
+        events_v1_to_core: Converts an events.k8s.io/v1 Event to the stored core Event.
+        core_to_events_v1: Converts a stored core Event to events.k8s.io/v1.
+    """
     return [
         *_core_v1_config_and_pods(),
         *_core_v1_storage_and_nodes(),
@@ -521,7 +524,7 @@ def builtin_types() -> list[ResourceType]:
         *_apiextensions(),
         *_admissionregistration(),
         *_rbac(),
-        *_events(),
+        *_events(events_v1_to_core, core_to_events_v1),
         *_networking(),
         *_policy(),
         *_autoscaling(),

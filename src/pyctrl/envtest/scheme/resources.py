@@ -16,126 +16,33 @@ version, and converted on the way out.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from pyctrl.envtest.storage.store import StorageKey
-
-Converter = Callable[[dict[str, Any]], dict[str, Any]]
-
-ALL_VERBS: tuple[str, ...] = (
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
+from pyctrl.envtest.scheme import builtin_types as _builtin_types
+from pyctrl.envtest.scheme.resourcetype import (
+    ALL_VERBS,
+    Converter,
+    PrinterColumn,
+    ResourceType,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
-@dataclass(frozen=True)
-class PrinterColumn:
-    """One column of the ``Table`` rendering (``kubectl get``) of a resource."""
+    from pyctrl.envtest.storage.store import StorageKey
 
-    name: str
-    type: str
-    json_path: str
-    description: str = ""
-    priority: int = 0
-    format: str = ""
-
-
-@dataclass(frozen=True)
-class ResourceType:
-    """One REST resource at one API version, with the storage facts the server needs.
-
-    The first block of fields is the interface discovery and OpenAPI read; the second block
-    is the per-type strategy of kube-apiserver's registry (pkg/registry/...).
-    """
-
-    group: str
-    version: str
-    kind: str
-    plural: str
-    singular: str
-    namespaced: bool
-    list_kind: str
-    short_names: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    verbs: tuple[str, ...] = ALL_VERBS
-    subresources: frozenset[str] = frozenset()
-    scale_paths: tuple[str, str, str | None] | None = None
-    printer_columns: tuple[PrinterColumn, ...] = ()
-    schema: dict[str, Any] | None = field(default=None, compare=False, hash=False)
-    storage_version: str = ""
-    served: bool = True
-
-    # Strategy facts (kube-apiserver's RESTCreateStrategy / RESTUpdateStrategy per type).
-    has_generation: bool = False
-    allow_create_on_update: bool = False
-    allow_unconditional_update: bool = True
-    return_deleted_object: bool = False
-    name_rule: str = "subdomain"
-    """``subdomain`` (DNS-1123 subdomain), ``label`` (DNS-1123 label), ``label1035``
-    (DNS-1035 label) or ``path`` (any path segment name)."""
-    field_labels: tuple[str, ...] = ()
-    """Field selector labels beyond ``metadata.name`` / ``metadata.namespace``."""
-    field_paths: tuple[tuple[str, str], ...] = ()
-    """For CRD ``selectableFields``: (label, JSON path)."""
-    default_gc_policy: str = "Background"
-    """``Background``, ``Orphan`` or ``Unsupported`` (DefaultGarbageCollectionPolicy)."""
-    graceful_delete: bool = False
-    initial_status: dict[str, Any] | None = field(default=None, compare=False, hash=False)
-    """Status set on create for built-ins whose create resets status (None: status dropped
-    for CRDs with a status subresource, untouched for types without one)."""
-    storage_group: str | None = None
-    """Group of the storage when it differs from ``group`` (None: the same)."""
-    storage_plural: str = ""
-    to_storage: Converter | None = field(default=None, compare=False, hash=False)
-    from_storage: Converter | None = field(default=None, compare=False, hash=False)
-    crd_name: str = ""
-    """Name of the CustomResourceDefinition that defines this type ('' for built-ins)."""
-    deprecation_warning: str = ""
-    """The Warning of every request on a deprecated CRD version (empty: not deprecated)."""
-    preserve_unknown_fields: bool = False
-
-    @property
-    def gvk(self) -> tuple[str, str, str]:
-        """(group, version, kind)."""
-        return (self.group, self.version, self.kind)
-
-    @cached_property
-    def api_version(self) -> str:
-        """``v1`` for the core group, ``group/version`` otherwise."""
-        return f"{self.group}/{self.version}" if self.group else self.version
-
-    @cached_property
-    def storage_key(self) -> StorageKey:
-        """(group, plural) of the storage this type lives in."""
-        group = self.group if self.storage_group is None else self.storage_group
-        return (group, self.storage_plural or self.plural)
-
-    @cached_property
-    def storage_api_version(self) -> str:
-        """apiVersion of stored objects."""
-        group = self.group if self.storage_group is None else self.storage_group
-        version = self.storage_version or self.version
-        return f"{group}/{version}" if group else version
-
-    @cached_property
-    def has_status(self) -> bool:
-        """Whether the type has a ``/status`` subresource."""
-        return "status" in self.subresources
-
-    @property
-    def qualified(self) -> str:
-        """``plural.group`` (``plural`` for the core group), as error messages name it."""
-        return f"{self.plural}.{self.group}" if self.group else self.plural
+__all__ = [
+    "AGE_COLUMN",
+    "ALL_VERBS",
+    "CREATED_AT_COLUMN",
+    "NAME_COLUMN",
+    "Converter",
+    "PrinterColumn",
+    "Registry",
+    "ResourceType",
+    "builtin_types",
+    "version_priority_key",
+]
 
 
 class Registry:
@@ -296,12 +203,11 @@ def _core_to_events_v1(obj: dict[str, Any]) -> dict[str, Any]:
 def builtin_types() -> list[ResourceType]:
     """The built-in resource types, as a kube-apiserver of Kubernetes 1.32 serves them.
 
-    The tables live in `pyctrl.envtest.scheme.builtin_types`, one per API group; they
-    import this module's types, hence the deferred import.
+    The tables are in `pyctrl.envtest.scheme.builtin_types`, one per API group.
     """
-    from pyctrl.envtest.scheme import builtin_types as _tables
-
-    return _tables.builtin_types()
+    return _builtin_types.builtin_types(
+        events_v1_to_core=_events_v1_to_core, core_to_events_v1=_core_to_events_v1
+    )
 
 
 NAME_COLUMN = PrinterColumn("Name", "string", ".metadata.name", _NAME_DESC, 0, "name")
