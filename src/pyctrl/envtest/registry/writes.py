@@ -94,6 +94,12 @@ def _set_namespace(rt: ResourceType, namespace: str, obj: dict[str, Any]) -> Non
         meta.pop("namespace", None)
 
 
+def _reset_status_on_create(strategy: Strategy, rt: ResourceType, obj: dict[str, Any]) -> None:
+    """The status a created object starts with, for a type with a ``/status`` subresource."""
+    if rt.has_status:
+        strategy.reset_status_on_create(rt, obj)
+
+
 def _patch_step(
     rt: ResourceType, name: str, patch_type: str, patch: Any
 ) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
@@ -137,12 +143,6 @@ class Writer:
         self.strategies = strategies
         self.converter = converter
         self.admission = admission
-
-    def _reset_status_on_create(
-        self, strategy: Strategy, rt: ResourceType, obj: dict[str, Any]
-    ) -> None:
-        if rt.has_status:
-            strategy.reset_status_on_create(rt, obj)
 
     async def _mutate(
         self,
@@ -191,7 +191,7 @@ class Writer:
         if meta.get("resourceVersion"):
             raise internal("resourceVersion should not be set on objects to be created")
         strategy.default(rt, obj)
-        self._reset_status_on_create(strategy, rt, obj)
+        _reset_status_on_create(strategy, rt, obj)
         track(rt, None, obj, opts.field_manager)
         obj = await self._mutate(
             rt, "CREATE", obj, None, namespace=namespace, subresource="", opts=opts
@@ -386,7 +386,7 @@ class Writer:
         check_namespace_lifecycle(self.store, rt, namespace, name)
         meta_of(new).pop("resourceVersion", None)
         strategy.default(rt, new)
-        self._reset_status_on_create(strategy, rt, new)
+        _reset_status_on_create(strategy, rt, new)
         if not is_apply:
             track(rt, None, new, opts.field_manager)
         return await self._mutate(
