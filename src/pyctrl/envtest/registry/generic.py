@@ -967,6 +967,13 @@ class API:
             await hook.validate(request)
 
     def _validate(self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if not rt.crd_name and rt.storage_key != CRDS:
+            # Built-in kinds: the common checks and the type's strategy, in kube's order.
+            causes = _validation.validate_builtin_object(rt, obj, old)
+            if causes:
+                name = _ro_meta(obj).get("name") or _ro_meta(obj).get("generateName") or ""
+                raise invalid(rt.group, rt.kind, name, causes)
+            return
         causes = _validation.validate_object_meta(rt, obj)
         if old is not None:
             # kube-apiserver checks the metadata update twice: with the common fields

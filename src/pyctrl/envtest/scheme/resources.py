@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from pyctrl.envtest.scheme import events as _events
+
 if TYPE_CHECKING:
     from pyctrl.envtest.storage.store import StorageKey
 
@@ -327,36 +329,6 @@ _EVENTS_V1_FIELDS = (
     "type",
 )
 
-_EVENT_RENAMES: tuple[tuple[str, str], ...] = (
-    ("regarding", "involvedObject"),
-    ("note", "message"),
-    ("reportingController", "reportingComponent"),
-    ("deprecatedSource", "source"),
-    ("deprecatedFirstTimestamp", "firstTimestamp"),
-    ("deprecatedLastTimestamp", "lastTimestamp"),
-    ("deprecatedCount", "count"),
-)
-
-
-def _events_v1_to_core(obj: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in obj.items() if k not in dict(_EVENT_RENAMES)}
-    for new, old in _EVENT_RENAMES:
-        if new in obj:
-            out[old] = obj[new]
-    out["apiVersion"] = "v1"
-    out["kind"] = "Event"
-    return out
-
-
-def _core_to_events_v1(obj: dict[str, Any]) -> dict[str, Any]:
-    back = {old: new for new, old in _EVENT_RENAMES}
-    out: dict[str, Any] = {}
-    for k, v in obj.items():
-        out[back.get(k, k)] = v
-    out["apiVersion"] = "events.k8s.io/v1"
-    out["kind"] = "Event"
-    return out
-
 
 def builtin_types() -> list[ResourceType]:
     """The built-in resource types, as a kube-apiserver of Kubernetes 1.32 serves them."""
@@ -412,6 +384,8 @@ def builtin_types() -> list[ResourceType]:
             short_names=("ev",),
             field_labels=_EVENT_FIELDS,
             allow_create_on_update=True,
+            to_storage=_events.compact_core,
+            from_storage=_events.core_view,
         ),
         _core("Endpoints", "endpoints", short_names=("ep",), allow_create_on_update=True),
         _core(
@@ -621,8 +595,8 @@ def builtin_types() -> list[ResourceType]:
             allow_create_on_update=True,
             storage_group="",
             storage_plural="events",
-            to_storage=_events_v1_to_core,
-            from_storage=_core_to_events_v1,
+            to_storage=_events.events_v1_to_core,
+            from_storage=_events.core_to_events_v1,
         ),
         _builtin(
             "networking.k8s.io",
