@@ -342,8 +342,10 @@ def secret(obj: dict[str, Any]) -> None:
 def namespace(obj: dict[str, Any]) -> None:
     """Namespaces get the ``kubernetes`` finalizer and their ``metadata.name`` label."""
     spec = obj.setdefault("spec", {})
-    if not spec.get("finalizers"):
-        spec["finalizers"] = ["kubernetes"]
+    finalizers = spec.get("finalizers") if isinstance(spec.get("finalizers"), list) else []
+    if "kubernetes" not in finalizers:
+        # The strategy's PrepareForCreate: the kubernetes finalizer is always there at first.
+        spec["finalizers"] = [*finalizers, "kubernetes"]
     meta = obj.setdefault("metadata", {})
     name = meta.get("name")
     if name:
