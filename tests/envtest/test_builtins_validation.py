@@ -79,7 +79,8 @@ async def test_object_without_name_reports_every_metadata_error(kube: Kube, ns: 
         ("FieldValueInvalid", "data[bad key]", f'Invalid value: "bad key": {_CONFIG_KEY}'),
     ]
     assert answer["message"].startswith(
-        'ConfigMap "" is invalid: [metadata.name: Required value: name or generateName is required, '
+        'ConfigMap "" is invalid: [metadata.name: Required value: name or generateName is '
+        "required, "
     )
     assert "name" not in answer["details"]
 
@@ -261,6 +262,24 @@ async def test_service_defaults_drop_the_affinity_config_of_none(kube: Kube, ns:
     created = await kube.create_ok(f"/api/v1/namespaces/{ns}/services", body)
     assert created["spec"]["sessionAffinity"] == "None"
     assert "sessionAffinityConfig" not in created["spec"]
+
+
+async def test_node_port_outside_the_range_is_refused_by_the_allocator(kube: Kube, ns: str) -> None:
+    """A requested node port outside 30000-32767 is refused, naming its port's index."""
+    body = _service(
+        "np",
+        type="NodePort",
+        ports=[{"name": "a", "port": 80}, {"name": "b", "port": 81, "nodePort": 80}],
+    )
+    answer = await _invalid(kube, "POST", f"/api/v1/namespaces/{ns}/services", body)
+    assert _causes(answer) == [
+        (
+            "FieldValueInvalid",
+            "spec.ports[1].nodePort",
+            "Invalid value: 80: provided port is not in the valid range. The range of valid "
+            "ports is 30000-32767",
+        )
+    ]
 
 
 async def test_service_cluster_ip_may_not_change(kube: Kube, ns: str) -> None:
@@ -560,8 +579,11 @@ def _conditions(obj: dict[str, Any] | None) -> dict[str, str]:
 async def test_terminating_namespace_keeps_its_objects_readable_and_deletable(
     kube: Kube, ns: str
 ) -> None:
-    """While a finalizer holds content, the namespace is Terminating, refuses creates, and
-    its objects stay readable and deletable; once the finalizer goes, so does the namespace."""
+    """A namespace whose content a finalizer holds stays Terminating; its objects stay usable.
+
+    It refuses creates; its objects stay readable and deletable; once the finalizer goes, so
+    does the namespace.
+    """
     path = f"/api/v1/namespaces/{ns}/configmaps"
     await kube.create_ok(path, {"metadata": {"name": "held", "finalizers": ["example.com/x"]}})
     await kube.create_ok(path, {"metadata": {"name": "plain"}})

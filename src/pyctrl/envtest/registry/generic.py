@@ -268,6 +268,13 @@ class _IPAllocator:
             return False
 
 
+def _node_port_problem(port: int, allocated: set[int]) -> str:
+    """The port allocator's refusal of a requested node port ('' when it is free)."""
+    if not 30000 <= port <= 32767:
+        return "provided port is not in the valid range. The range of valid ports is 30000-32767"
+    return "provided port is already allocated" if port in allocated else ""
+
+
 def _service_ips(obj: dict[str, Any]) -> tuple[list[str], list[int]]:
     spec = obj.get("spec") or {}
     ips = [ip for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip and ip != "None"]
@@ -1134,21 +1141,15 @@ class API:
         spec.setdefault("ipFamilies", ["IPv4"])
         spec.setdefault("ipFamilyPolicy", "SingleStack")
         if svc_type in ("NodePort", "LoadBalancer"):
-            for port in spec.get("ports") or []:
+            for i, port in enumerate(spec.get("ports") or []):
                 if not port.get("nodePort"):
                     port["nodePort"] = self.ips.take_port()
-                elif int(port["nodePort"]) in self.ips.ports:
+                elif (problem := _node_port_problem(int(port["nodePort"]), self.ips.ports)) != "":
                     raise invalid(
                         "",
                         "Service",
                         name,
-                        [
-                            field_invalid(
-                                "spec.ports[0].nodePort",
-                                port["nodePort"],
-                                "provided port is already allocated",
-                            )
-                        ],
+                        [field_invalid(f"spec.ports[{i}].nodePort", port["nodePort"], problem)],
                     )
         if not dry_run:
             ips, ports = _service_ips(obj)
