@@ -299,6 +299,23 @@ async def test_service_cluster_ip_may_not_change(kube: Kube, ns: str) -> None:
     ]
 
 
+async def test_changing_the_type_drops_what_the_new_type_does_not_use(kube: Kube, ns: str) -> None:
+    """A full PUT changing the type wipes the unchanged node ports, cluster IPs and families."""
+    path = f"/api/v1/namespaces/{ns}/services"
+    created = await kube.create_ok(path, _service("s", type="NodePort", ports=[{"port": 80}]))
+    assert created["spec"]["ports"][0]["nodePort"]
+    created["spec"]["type"] = "ClusterIP"
+    status, cluster, _ = await kube.put(f"{path}/s", created)
+    assert status == 200, cluster
+    assert "nodePort" not in cluster["spec"]["ports"][0]
+    assert "externalTrafficPolicy" not in cluster["spec"]
+    cluster["spec"].update(type="ExternalName", externalName="db.example.com")
+    status, external, _ = await kube.put(f"{path}/s", cluster)
+    assert status == 200, external
+    for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+        assert key not in external["spec"], key
+
+
 async def test_status_refuses_load_balancer_ingress_of_a_cluster_ip_service(
     kube: Kube, ns: str
 ) -> None:

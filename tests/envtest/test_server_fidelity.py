@@ -253,3 +253,88 @@ async def test_new_finalizer_while_deleting_is_reported_by_both_checks(
     assert answer["details"]["causes"] == [cause, cause]
     status, _, _ = await kube.patch(f"{path}/f", {"metadata": {"finalizers": []}})
     assert status == 200
+
+
+async def test_update_reports_every_metadata_error_from_each_check(
+    env: Environment, kube: Kube, ns: str, group: str
+) -> None:
+    """A bad label and a new finalizer while deleting: every check reports what it sees.
+
+    The common create-time check sees the label, the common update check and the
+    strategy's update check see both: five causes, the message listing each once.
+    """
+    await install(env, crd(group))
+    path = f"/apis/{group}/v1/namespaces/{ns}/mysrvs"
+    body = srv(group, "f", port=1)
+    body["metadata"]["finalizers"] = ["example.com/keep"]
+    await kube.create_ok(path, body)
+    status, _, _ = await kube.delete(f"{path}/f")
+    assert status == 200
+    adding = {
+        "metadata": {
+            "finalizers": ["example.com/keep", "example.com/new"],
+            "labels": {"bad key!": "v"},
+        }
+    }
+    status, answer, _ = await kube.patch(f"{path}/f", adding)
+    assert status == 422, answer
+    label = {
+        "reason": "FieldValueInvalid",
+        "message": (
+            'Invalid value: "bad key!": name part must consist of alphanumeric characters, '
+            "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        ),
+        "field": "metadata.labels",
+    }
+    finalizer = {
+        "reason": "FieldValueForbidden",
+        "message": (
+            "Forbidden: no new finalizers can be added if the object is being deleted, found "
+            'new finalizers []string{"example.com/new"}'
+        ),
+        "field": "metadata.finalizers",
+    }
+    assert answer["details"]["causes"] == [label, finalizer, label, finalizer, label]
+    assert answer["message"] == (
+        f'MySrv.{group} "f" is invalid: [metadata.labels: {label["message"]}, '
+        f"metadata.finalizers: {finalizer['message']}]"
+    )
+    status, _, _ = await kube.patch(f"{path}/f", {"metadata": {"finalizers": []}})
+    assert status == 200
+
+
+async def test_create_reports_every_metadata_error_at_once(
+    env: Environment, kube: Kube, ns: str, group: str
+) -> None:
+    """A nameless custom resource with bad labels, owner references and finalizers: all causes."""
+    await install(env, crd(group))
+    body = srv(group, "", port=1)
+    del body["metadata"]["name"]
+    body["metadata"].update(
+        labels={"bad key!": "v"},
+        ownerReferences=[{"apiVersion": "v1", "kind": "", "name": "", "uid": ""}],
+        finalizers=["orphan", "foregroundDeletion"],
+    )
+    status, answer, _ = await kube.post(f"/apis/{group}/v1/namespaces/{ns}/mysrvs", body)
+    assert status == 422, answer
+    empty = 'Invalid value: "": must not be empty'
+    assert [(c["field"], c["message"]) for c in answer["details"]["causes"]] == [
+        ("metadata.name", "Required value: name or generateName is required"),
+        (
+            "metadata.labels",
+            'Invalid value: "bad key!": name part must consist of alphanumeric characters, '
+            "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        ),
+        ("metadata.ownerReferences.kind", empty),
+        ("metadata.ownerReferences.name", empty),
+        ("metadata.ownerReferences.uid", empty),
+        (
+            "metadata.finalizers",
+            'Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and '
+            "foregroundDeletion cannot be both set",
+        ),
+    ]

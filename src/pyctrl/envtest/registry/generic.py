@@ -73,6 +73,7 @@ from pyctrl.envtest.apimachinery.jsonpath import JSONPathError, find
 from pyctrl.envtest.fieldmanager import managedfields as _managedfields
 from pyctrl.envtest.fieldmanager import patch as _patch
 from pyctrl.envtest.registry import defaults as _defaults
+from pyctrl.envtest.registry import service as _service_strategy
 from pyctrl.envtest.registry import validation as _validation
 from pyctrl.envtest.scheme import builtin as _builtin_schema
 from pyctrl.envtest.storage.store import (
@@ -1531,6 +1532,8 @@ class API:
                 new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
         if rt.storage_key == SERVICES:
             self._keep_allocated(new, existing)
+            if subresource != "status":
+                _service_strategy.drop_type_dependent_fields(new, existing)
         if rt.storage_key == ("batch", "jobs"):
             spec = new.setdefault("spec", {})
             old_spec = existing.get("spec") or {}

@@ -133,6 +133,13 @@ def _as_storage(rt: ResourceType, obj: Obj) -> Obj:
     return rt.to_storage(obj) if rt.to_storage is not None and rt.group == "events.k8s.io" else obj
 
 
+def _is_status_write(obj: Obj, old: Obj) -> bool:
+    """A write of ``/status``: only the status changed (a main-resource write keeps it)."""
+    if obj.get("status") == old.get("status"):
+        return False
+    return all(obj.get(k) == old.get(k) for k in {*obj, *old} if k not in ("status", "metadata"))
+
+
 def validate_builtin(rt: ResourceType, obj: Obj, old: Obj | None) -> list[Cause]:
     """The type's strategy validation of a built-in object (create, update or status update)."""
     create, update, status_update = _strategy(rt)
@@ -140,7 +147,7 @@ def validate_builtin(rt: ResourceType, obj: Obj, old: Obj | None) -> list[Cause]
     if old is None:
         return create(obj)
     old = _as_storage(rt, old)
-    if status_update is not None and obj.get("status") != old.get("status"):
+    if status_update is not None and _is_status_write(obj, old):
         return status_update(obj, old)
     if update is not None:
         return update(obj, old)
