@@ -19,7 +19,7 @@ def _spec(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _needs_cluster_ip(spec: dict[str, Any]) -> bool:
-    return spec.get("type", "ClusterIP") != "ExternalName"
+    return bool(spec.get("type", "ClusterIP") != "ExternalName")
 
 
 def _needs_node_port(spec: dict[str, Any]) -> bool:
