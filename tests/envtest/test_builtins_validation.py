@@ -282,6 +282,25 @@ async def test_node_port_outside_the_range_is_refused_by_the_allocator(kube: Kub
     ]
 
 
+async def test_invalid_cluster_ip_is_answered_by_the_allocator_alone(kube: Kube, ns: str) -> None:
+    """kube-apiserver pre-validates cluster IPs while allocating, before the rest: one cause."""
+    body = _service("s", clusterIP="10.0.0.300", ports=[{"port": 70000}])
+    answer = await _invalid(kube, "POST", f"/api/v1/namespaces/{ns}/services", body)
+    assert answer["message"] == (
+        'Service "s" is invalid: spec.clusterIPs[0]: Invalid value: "10.0.0.300": must be a '
+        "valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+    )
+    body = _service("s", clusterIP="10.0.0.30", clusterIPs=["10.0.0.31"], ports=[{"port": 80}])
+    answer = await _invalid(kube, "POST", f"/api/v1/namespaces/{ns}/services", body)
+    assert _causes(answer) == [
+        (
+            "FieldValueInvalid",
+            "spec.clusterIPs",
+            'Invalid value: ["10.0.0.31"]: first value must match `clusterIP`',
+        )
+    ]
+
+
 async def test_service_cluster_ip_may_not_change(kube: Kube, ns: str) -> None:
     """Changing the allocated clusterIP is refused, naming the new clusterIPs."""
     path = f"/api/v1/namespaces/{ns}/services"

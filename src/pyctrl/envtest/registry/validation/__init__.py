@@ -99,8 +99,8 @@ def _strategy(rt: ResourceType) -> tuple[_Create, _Update | None, _Update | None
         return event, event_update, None
     if group == "" and kind == "Service":
         return (
-            _service.validate_service,
-            _service.validate_service_update,
+            _service.validate_service_create,
+            _service.validate_service_update_allocating,
             _service.validate_service_status_update,
         )
     if group == "" and kind == "ConfigMap":

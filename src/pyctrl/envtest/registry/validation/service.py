@@ -595,3 +595,26 @@ def load_balancer_status(obj: dict[str, Any]) -> list[Cause]:
 def validate_service_status_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
     """``ValidateServiceStatusUpdate``."""
     return _meta.meta_update(obj, old, kube=True) + load_balancer_status(obj)
+
+
+def _allocator_prevalidation(obj: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
+    """The allocator's "loose pre-validation" (``initIPFamilyFields``), run before the rest.
+
+    kube-apiserver allocates cluster IPs before it validates a Service (``BeginCreate`` and
+    ``BeginUpdate`` precede the strategy); the allocator first checks the cluster IP fields
+    and, when they are wrong, answers with those causes alone.
+    """
+    spec = normalize_cluster_ips(_spec(obj), None if old is None else _spec(old))
+    if spec.get("type") == "ExternalName":
+        return []
+    return cluster_ips_related(spec)
+
+
+def validate_service_create(obj: dict[str, Any]) -> list[Cause]:
+    """The allocator's pre-validation, then ``ValidateService``."""
+    return _allocator_prevalidation(obj, None) or validate_service(obj)
+
+
+def validate_service_update_allocating(obj: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+    """The allocator's pre-validation, then ``ValidateServiceUpdate``."""
+    return _allocator_prevalidation(obj, old) or validate_service_update(obj, old)
