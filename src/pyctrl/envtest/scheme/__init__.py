@@ -4,5 +4,6 @@ kube-apiserver knows its built-in types from Go (``k8s.io/api`` registered in a
 ``runtime.Scheme``) and serves them through storage configured per group and resource.
 `resources` describes every served REST resource (group, version, scope, verbs, storage,
 printer columns) and keeps the registry of types, CRDs' included; `builtin` derives each
-built-in kind's structural schema from kubernetes_asyncio's generated models.
+built-in kind's structural schema from kubernetes_asyncio's generated models; `events`
+converts Events between core/v1 and events.k8s.io/v1, which share one storage.
 """
