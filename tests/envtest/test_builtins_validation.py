@@ -455,6 +455,7 @@ async def test_events_k8s_io_event_is_validated_strictly(kube: Kube, ns: str) ->
     body = _events_v1("e", ns, type="Info", deprecatedCount=3)
     del body["eventTime"]
     answer = await _invalid(kube, "POST", f"/apis/events.k8s.io/v1/namespaces/{ns}/events", body)
+    assert answer["message"].startswith('Event "e" is invalid: [eventTime: Required value, ')
     assert _causes(answer) == [
         ("FieldValueRequired", "eventTime", "Required value"),
         ("FieldValueInvalid", "type", 'Invalid value: "": has invalid value: Info'),

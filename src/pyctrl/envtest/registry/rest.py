@@ -227,7 +227,8 @@ def validate(
         causes = _validation.validate_builtin_object(rt, obj, old)
         if causes:
             name = ro_meta(obj).get("name") or ro_meta(obj).get("generateName") or ""
-            raise invalid(rt.group, rt.kind, name, causes)
+            # The internal type's kind names the error: core's Event for events.k8s.io too.
+            raise invalid(rt.storage_key[0], rt.kind, name, causes)
         return
     causes = _validation.validate_object_meta(rt, obj)
     if old is not None:
