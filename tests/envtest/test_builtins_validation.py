@@ -282,6 +282,15 @@ async def test_node_port_outside_the_range_is_refused_by_the_allocator(kube: Kub
     ]
 
 
+async def test_local_load_balancer_gets_a_health_check_node_port(kube: Kube, ns: str) -> None:
+    """A LoadBalancer with externalTrafficPolicy Local is given a health-check node port."""
+    body = _service("lb", type="LoadBalancer", externalTrafficPolicy="Local", ports=[{"port": 80}])
+    created = await kube.create_ok(f"/api/v1/namespaces/{ns}/services", body)
+    health = created["spec"]["healthCheckNodePort"]
+    assert 30000 <= health <= 32767
+    assert health != created["spec"]["ports"][0]["nodePort"]
+
+
 async def test_invalid_cluster_ip_is_answered_by_the_allocator_alone(kube: Kube, ns: str) -> None:
     """kube-apiserver pre-validates cluster IPs while allocating, before the rest: one cause."""
     body = _service("s", clusterIP="10.0.0.300", ports=[{"port": 70000}])

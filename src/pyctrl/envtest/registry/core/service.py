@@ -74,6 +74,8 @@ def _service_ips(obj: dict[str, Any]) -> tuple[list[str], list[int]]:
     spec = obj.get("spec") or {}
     ips = [ip for ip in spec.get("clusterIPs") or [spec.get("clusterIP")] if ip and ip != "None"]
     ports = [int(p["nodePort"]) for p in spec.get("ports") or [] if p.get("nodePort")]
+    if spec.get("healthCheckNodePort"):
+        ports.append(int(spec["healthCheckNodePort"]))
     return ips, ports
 
 
@@ -121,10 +123,23 @@ class ServiceStrategy(Strategy):
         spec.setdefault("ipFamilyPolicy", "SingleStack")
         if svc_type in ("NodePort", "LoadBalancer"):
             self._allocate_ports(spec, name)
+        if svc_type == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local":
+            self._allocate_health_check_port(spec, name)
         if not dry_run:
             ips, ports = _service_ips(obj)
             self.ips.ips.update(ips)
             self.ips.ports.update(ports)
+
+    def _allocate_health_check_port(self, spec: dict[str, Any], name: str) -> None:
+        """``allocHealthCheckNodePort``: the one asked for if free, else the next free one."""
+        port = spec.get("healthCheckNodePort")
+        if not port:
+            spec["healthCheckNodePort"] = self.ips.take_port()
+        elif problem := _node_port_problem(int(port), self.ips.ports):
+            message = f"failed to allocate requested HealthCheck NodePort {port}: {problem}"
+            raise invalid(
+                "", "Service", name, [field_invalid("spec.healthCheckNodePort", port, message)]
+            )
 
     def _allocate_ports(self, spec: dict[str, Any], name: str) -> None:
         for i, port in enumerate(spec.get("ports") or []):
