@@ -127,12 +127,11 @@ def _secret_type_rules(obj: dict[str, Any], data: dict[str, Any]) -> list[Cause]
     elif kind == "kubernetes.io/dockerconfigjson":
         return _docker_config(data, ".dockerconfigjson")
     elif kind == "kubernetes.io/basic-auth":
-        # kube-apiserver's paths here are literally "data[%s][key]".
         if "username" not in data and "password" not in data:
-            return [field_required("data[%s][username]"), field_required("data[%s][password]")]
+            return [field_required("data[username]"), field_required("data[password]")]
     elif kind == "kubernetes.io/ssh-auth":
         if not data.get("ssh-privatekey"):
-            return [field_required("data[%s][ssh-privatekey]")]
+            return [field_required("data[ssh-privatekey]")]
     elif kind == "kubernetes.io/tls":
         return [field_required(f"data[{k}]") for k in ("tls.crt", "tls.key") if k not in data]
     return []
