@@ -291,6 +291,18 @@ async def test_local_load_balancer_gets_a_health_check_node_port(kube: Kube, ns:
     assert health != created["spec"]["ports"][0]["nodePort"]
 
 
+async def test_load_balancer_without_node_port_allocation_gets_none(kube: Kube, ns: str) -> None:
+    """allocateLoadBalancerNodePorts false: only the node ports asked for are allocated."""
+    body = _service(
+        "lb",
+        type="LoadBalancer",
+        allocateLoadBalancerNodePorts=False,
+        ports=[{"name": "a", "port": 80}, {"name": "b", "port": 81, "nodePort": 30581}],
+    )
+    created = await kube.create_ok(f"/api/v1/namespaces/{ns}/services", body)
+    assert [p.get("nodePort") for p in created["spec"]["ports"]] == [None, 30581]
+
+
 async def test_invalid_cluster_ip_is_answered_by_the_allocator_alone(kube: Kube, ns: str) -> None:
     """kube-apiserver pre-validates cluster IPs while allocating, before the rest: one cause."""
     body = _service("s", clusterIP="10.0.0.300", ports=[{"port": 70000}])

@@ -142,9 +142,15 @@ class ServiceStrategy(Strategy):
             )
 
     def _allocate_ports(self, spec: dict[str, Any], name: str) -> None:
+        # A LoadBalancer with allocateLoadBalancerNodePorts false gets only those it asks for.
+        automatic = not (
+            spec.get("type") == "LoadBalancer"
+            and spec.get("allocateLoadBalancerNodePorts") is False
+        )
         for i, port in enumerate(spec.get("ports") or []):
             if not port.get("nodePort"):
-                port["nodePort"] = self.ips.take_port()
+                if automatic:
+                    port["nodePort"] = self.ips.take_port()
             elif problem := _node_port_problem(int(port["nodePort"]), self.ips.ports):
                 raise invalid(
                     "",
