@@ -265,13 +265,15 @@ async def test_service_defaults_drop_the_affinity_config_of_none(kube: Kube, ns:
 
 
 async def test_node_port_outside_the_range_is_refused_by_the_allocator(kube: Kube, ns: str) -> None:
-    """A requested node port outside 30000-32767 is refused, naming its port's index."""
+    """An unallocatable node port or cluster IP is the only error, before the rest's."""
     body = _service(
         "np",
         type="NodePort",
+        sessionAffinity="Sticky",
         ports=[{"name": "a", "port": 80}, {"name": "b", "port": 81, "nodePort": 80}],
     )
-    answer = await _invalid(kube, "POST", f"/api/v1/namespaces/{ns}/services", body)
+    path = f"/api/v1/namespaces/{ns}/services"
+    answer = await _invalid(kube, "POST", path, body)
     assert _causes(answer) == [
         (
             "FieldValueInvalid",
@@ -280,6 +282,13 @@ async def test_node_port_outside_the_range_is_refused_by_the_allocator(kube: Kub
             "ports is 30000-32767",
         )
     ]
+    body = _service("far", clusterIP="192.168.0.10", sessionAffinity="Sticky", ports=[{"port": 80}])
+    answer = await _invalid(kube, "POST", path, body)
+    assert answer["message"] == (
+        'Service "far" is invalid: spec.clusterIPs: Invalid value: ["192.168.0.10"]: failed to '
+        "allocate IP 192.168.0.10: the provided IP (192.168.0.10) is not in the valid range. The "
+        "range of valid IPs is 10.0.0.0/16"
+    )
 
 
 async def test_local_load_balancer_gets_a_health_check_node_port(kube: Kube, ns: str) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pyctrl.envtest.apimachinery.errors import field_invalid, internal, invalid
 from pyctrl.envtest.registry.meta import SERVICES, deep_copy, meta_of
 from pyctrl.envtest.registry.rest import Strategy
+from pyctrl.envtest.registry.validation import service as _service_validation
 
 if TYPE_CHECKING:
     from pyctrl.envtest.apimachinery.errors import StatusError
@@ -90,6 +91,53 @@ class ServiceStrategy(Strategy):
         self.ips = IPAllocator()
         """What is allocated (follows every stored Service)."""
         store.add_listener(self._on_event)
+
+    def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """Refuse an unallocatable address or port before validation, as kube-apiserver does.
+
+        kube-apiserver allocates (``BeginCreate``) before it validates: once the cluster IP
+        fields pass the allocator's own check, a requested cluster IP out of range or taken,
+        or a requested node port out of range or taken, is the only error answered.
+        """
+        spec = obj.get("spec")
+        if not isinstance(spec, dict) or spec.get("type", "ClusterIP") == "ExternalName":
+            return
+        if _service_validation.cluster_ips_related(
+            _service_validation.normalize_cluster_ips(spec, None)
+        ):
+            return  # validation answers with those causes alone
+        self._check_requested(spec, meta_of(obj).get("name", ""))
+
+    def _check_requested(self, spec: dict[str, Any], name: str) -> None:
+        ip = spec.get("clusterIP") or ((spec.get("clusterIPs") or [None])[0])
+        if ip and ip != "None":
+            if not self.ips.in_range(ip):
+                raise _ip_error(
+                    name,
+                    ip,
+                    f"failed to allocate IP {ip}: the provided IP ({ip}) is not in the "
+                    f"valid range. The range of valid IPs is {self.ips.network}",
+                )
+            if ip in self.ips.ips:
+                raise _ip_error(
+                    name, ip, f"failed to allocate IP {ip}: provided IP is already allocated"
+                )
+        if spec.get("type") not in ("NodePort", "LoadBalancer"):
+            return
+        for i, port in enumerate(spec.get("ports") or []):
+            requested = port.get("nodePort") if isinstance(port, dict) else None
+            problem = (
+                _node_port_problem(requested, self.ips.ports)
+                if isinstance(requested, int) and requested
+                else ""
+            )
+            if problem:
+                raise invalid(
+                    "",
+                    "Service",
+                    name,
+                    [field_invalid(f"spec.ports[{i}].nodePort", requested, problem)],
+                )
 
     def begin_create(self, rt: ResourceType, obj: dict[str, Any], *, dry_run: bool) -> None:
         """Allocate the cluster IP and node ports (taken for good unless ``dry_run``).
