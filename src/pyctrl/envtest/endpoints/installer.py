@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyctrl.envtest.apimachinery.errors import method_not_allowed
+from pyctrl.envtest.apimachinery.errors import method_not_allowed, unknown_resource
 from pyctrl.envtest.endpoints.filters import inject_faults
 from pyctrl.envtest.endpoints.handlers.create import (
     create_eviction,
@@ -34,19 +34,43 @@ if TYPE_CHECKING:
     from pyctrl.envtest.endpoints.handlers.rest import Scope
     from pyctrl.envtest.scheme.resources import Registry
 
-__all__ = ["dispatch", "route", "verb"]
+__all__ = ["builtin_group", "claimed", "dispatch", "route", "verb"]
 
 _REVIEWS = {
     "/apis/authentication.k8s.io/v1/tokenreviews": "TokenReview",
     "/apis/authorization.k8s.io/v1/subjectaccessreviews": "SubjectAccessReview",
     "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews": "SelfSubjectAccessReview",
 }
+_REVIEW_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 _SUBRESOURCE_VERBS = {
     "status": ("get", "update", "patch"),
     "scale": ("get", "update", "patch"),
     "finalize": ("update",),
 }
+
+
+def builtin_group(registry: Registry, group: str) -> bool:
+    """Whether kube-apiserver itself (not a CRD) serves ``group`` ("" is the core group)."""
+    return any(rt.group == group and not rt.crd_name for rt in registry.all())
+
+
+def claimed(registry: Registry, path: str) -> bool:
+    """Whether a go-restful web service claims ``path`` (the ``director`` of handler.go).
+
+    Every built-in group version is a go-restful web service, and so are ``/api`` and
+    each built-in ``/apis/<group>``: a path under one that no route serves gets go-restful's
+    404, answered as a ``Status`` (``serviceErrorHandler``). Other paths fall through to
+    the CRD handler and then the mux's plain-text ``404 page not found``.
+    """
+    parts = [p for p in path.split("/") if p != ""]
+    if not parts:
+        return False
+    if parts[0] == "api":
+        return True
+    if parts[0] != "apis" or len(parts) < 2:
+        return False
+    return parts[1] in _REVIEW_GROUPS or builtin_group(registry, parts[1])
 
 
 def route(registry: Registry, path: str) -> Target | None:
@@ -135,6 +159,8 @@ async def dispatch(scope: Scope, request: web.Request) -> web.StreamResponse:
         return await create_review(scope, request, review)
     target = route(scope.registry, request.path)
     if target is None:
+        if claimed(scope.registry, request.path):
+            raise unknown_resource()
         return page_not_found()
     rt = target.rt
     if rt.deprecation_warning:

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING
 from pyctrl.envtest.apimachinery.errors import not_found
 from pyctrl.envtest.authentication import User, token_request, token_review
 from pyctrl.envtest.authorization import subject_access_review
-from pyctrl.envtest.endpoints.handlers.rest import decode_object, render_one, write_options
+from pyctrl.envtest.endpoints.handlers.rest import (
+    check_body_kind,
+    decode_object,
+    render_one,
+    write_options,
+)
 from pyctrl.envtest.endpoints.negotiation import negotiate_request
 from pyctrl.envtest.endpoints.request import USER
 from pyctrl.envtest.endpoints.responsewriters import respond
@@ -35,7 +40,8 @@ async def create_resource(
     """POST of a new object to its collection: 201 with the created object."""
     neg = negotiate_request(request, allow_transform=True)
     opts = write_options(request, "CreateOptions")
-    body = await decode_object(request)
+    body = await decode_object(request, rt.kind)
+    check_body_kind(scope.registry, rt, body)
     obj = await scope.api.create(rt, namespace, body, opts)
     return respond(request, render_one(rt, obj, neg, request), 201, neg, opts.warnings)
 
@@ -43,7 +49,7 @@ async def create_resource(
 async def create_eviction(scope: Scope, request: web.Request, target: Target) -> web.Response:
     """``pods/<name>/eviction``: delete the pod unless a PodDisruptionBudget forbids it."""
     assert target.name is not None
-    body = await decode_object(request)
+    body = await decode_object(request, "Eviction")
     opts = write_options(request, "CreateOptions")
     status = await evict(scope.api, target.rt, target.namespace or "", target.name, body, opts=opts)
     return respond(request, status, 201, warnings=opts.warnings)
@@ -51,7 +57,7 @@ async def create_eviction(scope: Scope, request: web.Request, target: Target) ->
 
 async def create_review(scope: Scope, request: web.Request, kind: str) -> web.Response:
     """TokenReview, SubjectAccessReview, SelfSubjectAccessReview: answered, not stored."""
-    body = await decode_object(request)
+    body = await decode_object(request, kind)
     if kind == "TokenReview":
         answer = token_review(scope.authn, body)
     else:
@@ -66,7 +72,7 @@ async def create_token_request(
     scope: Scope, request: web.Request, namespace: str, name: str
 ) -> web.Response:
     """``serviceaccounts/<name>/token``: a TokenRequest answered with a bound token."""
-    body = await decode_object(request)
+    body = await decode_object(request, "TokenRequest")
     stored = scope.store.get(("", "serviceaccounts"), namespace, name)
     if stored is None:
         raise not_found("", "serviceaccounts", name)

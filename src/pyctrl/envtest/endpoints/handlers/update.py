@@ -10,7 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl.envtest.apimachinery.errors import not_found
-from pyctrl.envtest.endpoints.handlers.rest import decode_object, render_one, write_options
+from pyctrl.envtest.endpoints.handlers.rest import (
+    check_body_kind,
+    decode_object,
+    render_one,
+    write_options,
+)
 from pyctrl.envtest.endpoints.negotiation import negotiate_request
 from pyctrl.envtest.endpoints.responsewriters import respond
 from pyctrl.envtest.registry.generic import meta_of
@@ -32,14 +37,16 @@ async def update_resource(scope: Scope, request: web.Request, target: Target) ->
     assert target.name is not None
     neg = negotiate_request(request, allow_transform=not target.subresource)
     opts = write_options(request, "UpdateOptions")
-    body = await decode_object(request)
+    scale_kind = target.subresource == "scale"
+    body = await decode_object(request, "Scale" if scale_kind else rt.kind)
     namespace = target.namespace or ""
-    if target.subresource == "scale":
+    if scale_kind:
         scope.api.check_type_meta(rt, body, kind="Scale")
         scale = await scope.api.update_scale(
             rt, namespace, target.name, scale_body=body, patch_type="", patch=None, opts=opts
         )
         return respond(request, scale, neg=neg, warnings=opts.warnings)
+    check_body_kind(scope.registry, rt, body)
     if target.subresource == "finalize":
         obj, created = await _finalize(scope, rt, target.name, body, opts)
     else:
