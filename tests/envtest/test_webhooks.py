@@ -13,7 +13,7 @@ from aiohttp import web
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
 from pyctrl.envtest.admission.interfaces import AdmissionRequest
-from pyctrl.envtest.admission.webhooks import WebhookDispatcher, install
+from pyctrl.envtest.webhooks import WebhookDispatcher, install
 from pyctrl.resource import CustomResource
 from pyctrl.webhook import (
     ClientConfig,

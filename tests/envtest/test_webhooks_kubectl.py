@@ -15,7 +15,7 @@ import pytest
 
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
-from pyctrl.envtest.admission.webhooks import install
+from pyctrl.envtest.webhooks import install
 from pyctrl.webhook import (
     ClientConfig,
     Server,

@@ -37,7 +37,8 @@ them to files.
 
 from __future__ import annotations
 
-from pyctrl.app._manifests import METRICS_PORT, PolicyRule
+from pyctrl.app._manifests import METRICS_PORT
 from pyctrl.app._operator import Operator, Setup
+from pyctrl.app._spec import PolicyRule
 
 __all__ = ["METRICS_PORT", "Operator", "PolicyRule", "Setup"]

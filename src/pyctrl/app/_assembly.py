@@ -21,13 +21,13 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pyctrl._kubernetes import Configuration
-    from pyctrl.app._operator import Operator
+    from pyctrl.app._spec import OperatorSpec
 
 __all__ = ["create_manager", "local_webhooks", "run"]
 
 
 async def create_manager(
-    op: Operator, config: Config | Configuration, args: argparse.Namespace | None = None
+    op: OperatorSpec, config: Config | Configuration, args: argparse.Namespace | None = None
 ) -> Manager:
     """Build the Manager from flags and run ``setup``.
 
@@ -50,7 +50,7 @@ async def create_manager(
 
 
 async def run(
-    op: Operator, argv: Sequence[str] | None = None, *, webhook_host: str | None = None
+    op: OperatorSpec, argv: Sequence[str] | None = None, *, webhook_host: str | None = None
 ) -> None:
     """Parse flags, build the manager and run it until SIGTERM/SIGINT.
 
@@ -75,7 +75,9 @@ async def run(
         await manager.run()
 
 
-def local_webhooks(op: Operator, manager: Manager, host: str, ca_bundle: bytes) -> LocalWebhooks:
+def local_webhooks(
+    op: OperatorSpec, manager: Manager, host: str, ca_bundle: bytes
+) -> LocalWebhooks:
     """The runnable registering ``manager``'s webhooks at ``host`` while it runs.
 
     The configurations are named ``<name>-dev-mutating-webhook-configuration`` (and

@@ -17,12 +17,12 @@ from pyctrl.shardelection import ShardingOptions
 from pyctrl.webhook import Server
 
 if TYPE_CHECKING:
-    from pyctrl.app._operator import Operator
+    from pyctrl.app._spec import OperatorSpec
 
 __all__ = ["manager_options", "parser"]
 
 
-def parser(op: Operator) -> argparse.ArgumentParser:
+def parser(op: OperatorSpec) -> argparse.ArgumentParser:
     """The command-line flags (controller-runtime's usual ones)."""
     parser = argparse.ArgumentParser(prog=op.command_name, description=f"The {op.name} operator.")
     parser.add_argument(
@@ -86,7 +86,7 @@ def parser(op: Operator) -> argparse.ArgumentParser:
     return parser
 
 
-def manager_options(op: Operator, args: argparse.Namespace) -> Options:
+def manager_options(op: OperatorSpec, args: argparse.Namespace) -> Options:
     """The Manager's options for ``op`` from parsed flags."""
     return Options(
         metrics_bind_address=args.metrics_bind_address,

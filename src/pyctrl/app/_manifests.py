@@ -12,11 +12,11 @@ Certificate, and the secure metrics wiring. `manifests` gives them by file name 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._kubernetes import Configuration
+from pyctrl.app._spec import OperatorSpec, PolicyRule
 from pyctrl.controller import Controller
 from pyctrl.crd import crd_for, to_yaml
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner
@@ -27,7 +27,6 @@ from pyctrl.webhook import ClientConfig, conversion_stanza, converted_kinds, web
 if TYPE_CHECKING:
     import os
 
-    from pyctrl.app._operator import Operator
     from pyctrl.manager import Manager
     from pyctrl.meta import GroupVersionKind
 
@@ -39,23 +38,6 @@ __all__ = [
     "render_manifests",
     "write_manifests",
 ]
-
-
-@dataclass(frozen=True)
-class PolicyRule:
-    """One RBAC rule: API groups, resources and verbs (``rbac.authorization.k8s.io/v1``)."""
-
-    api_groups: tuple[str, ...]
-    resources: tuple[str, ...]
-    verbs: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """The wire form."""
-        return {
-            "apiGroups": list(self.api_groups),
-            "resources": list(self.resources),
-            "verbs": list(self.verbs),
-        }
 
 
 _READ = ("get", "list", "watch")
@@ -72,7 +54,7 @@ def _resource(type_: type[Any], gvk: GroupVersionKind) -> str:
     return _IRREGULAR.get(gvk.kind, pluralize(gvk.kind))
 
 
-def rbac_rules(op: Operator, manager: Manager) -> list[PolicyRule]:
+def rbac_rules(op: OperatorSpec, manager: Manager) -> list[PolicyRule]:
     """Least-privilege rules for what ``setup`` registered on ``manager``."""
     verbs: dict[tuple[str, str], set[str]] = {}
 
@@ -103,7 +85,7 @@ def rbac_rules(op: Operator, manager: Manager) -> list[PolicyRule]:
     return rules
 
 
-def _cluster_role(op: Operator, manager: Manager) -> dict[str, Any]:
+def _cluster_role(op: OperatorSpec, manager: Manager) -> dict[str, Any]:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
@@ -112,7 +94,7 @@ def _cluster_role(op: Operator, manager: Manager) -> dict[str, Any]:
     }
 
 
-def _leader_role(op: Operator) -> dict[str, Any]:
+def _leader_role(op: OperatorSpec) -> dict[str, Any]:
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "Role",
@@ -124,7 +106,7 @@ def _leader_role(op: Operator) -> dict[str, Any]:
     }
 
 
-def _service_account(op: Operator) -> dict[str, Any]:
+def _service_account(op: OperatorSpec) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
@@ -132,7 +114,7 @@ def _service_account(op: Operator) -> dict[str, Any]:
     }
 
 
-def _bindings(op: Operator) -> list[dict[str, Any]]:
+def _bindings(op: OperatorSpec) -> list[dict[str, Any]]:
     subject = {
         "kind": "ServiceAccount",
         "name": f"{op.name}-controller-manager",
@@ -167,7 +149,7 @@ def _bindings(op: Operator) -> list[dict[str, Any]]:
     ]
 
 
-def _namespace(op: Operator) -> dict[str, Any]:
+def _namespace(op: OperatorSpec) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
@@ -175,7 +157,7 @@ def _namespace(op: Operator) -> dict[str, Any]:
     }
 
 
-def _deployment(op: Operator, webhooks: bool) -> dict[str, Any]:
+def _deployment(op: OperatorSpec, webhooks: bool) -> dict[str, Any]:
     labels = {"control-plane": "controller-manager", "app.kubernetes.io/name": op.name}
     container: dict[str, Any] = {
         "name": "manager",
@@ -244,7 +226,7 @@ def _deployment(op: Operator, webhooks: bool) -> dict[str, Any]:
     }
 
 
-def _metrics_auth_role(op: Operator) -> list[dict[str, Any]]:
+def _metrics_auth_role(op: OperatorSpec) -> list[dict[str, Any]]:
     """What the filter of `pyctrl.filters` needs: TokenReviews and SubjectAccessReviews."""
     role = f"{op.name}-metrics-auth-role"
     return [
@@ -279,7 +261,7 @@ def _metrics_auth_role(op: Operator) -> list[dict[str, Any]]:
     ]
 
 
-def _metrics_reader_role(op: Operator) -> dict[str, Any]:
+def _metrics_reader_role(op: OperatorSpec) -> dict[str, Any]:
     """Bind it to a scraper (Prometheus' ServiceAccount) to let it read ``/metrics``."""
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
@@ -289,7 +271,7 @@ def _metrics_reader_role(op: Operator) -> dict[str, Any]:
     }
 
 
-def _metrics_service(op: Operator) -> dict[str, Any]:
+def _metrics_service(op: OperatorSpec) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -315,7 +297,7 @@ def _metrics_service(op: Operator) -> dict[str, Any]:
     }
 
 
-def _service_monitor(op: Operator) -> dict[str, Any]:
+def _service_monitor(op: OperatorSpec) -> dict[str, Any]:
     """A prometheus-operator ServiceMonitor for the metrics Service (kubebuilder's)."""
     return {
         "apiVersion": "monitoring.coreos.com/v1",
@@ -341,7 +323,7 @@ def _service_monitor(op: Operator) -> dict[str, Any]:
     }
 
 
-def _webhook_service(op: Operator) -> dict[str, Any]:
+def _webhook_service(op: OperatorSpec) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -356,7 +338,7 @@ def _webhook_service(op: Operator) -> dict[str, Any]:
     }
 
 
-def _certificates(op: Operator) -> list[dict[str, Any]]:
+def _certificates(op: OperatorSpec) -> list[dict[str, Any]]:
     service = f"{op.name}-webhook-service"
     return [
         {
@@ -381,13 +363,13 @@ def _certificates(op: Operator) -> list[dict[str, Any]]:
     ]
 
 
-async def _offline_manager(op: Operator) -> Manager:
+async def _offline_manager(op: OperatorSpec) -> Manager:
     # Nothing connects before start, so a placeholder address is enough to run setup.
     placeholder = Configuration(host="https://cluster.invalid")
     return await op.create_manager(placeholder)
 
 
-async def manifests(op: Operator) -> dict[str, list[dict[str, Any]]]:
+async def manifests(op: OperatorSpec) -> dict[str, list[dict[str, Any]]]:
     """Every manifest, by file name under ``config/``.
 
     crd/, rbac/ (with the metrics auth and reader roles), manager/ (with the metrics
@@ -433,12 +415,12 @@ async def manifests(op: Operator) -> dict[str, list[dict[str, Any]]]:
     return files
 
 
-async def render_manifests(op: Operator) -> dict[str, str]:
+async def render_manifests(op: OperatorSpec) -> dict[str, str]:
     """The manifests as YAML text, by relative file name (what `write_manifests` writes)."""
     return {name: to_yaml(objects) for name, objects in (await op.manifests()).items()}
 
 
-async def write_manifests(op: Operator, directory: str | os.PathLike[str]) -> list[Path]:
+async def write_manifests(op: OperatorSpec, directory: str | os.PathLike[str]) -> list[Path]:
     """Write every manifest under ``directory`` (``config/``); return the files written.
 
     Files of the generated subdirectories that are no longer produced are removed, so

@@ -5,28 +5,25 @@ from __future__ import annotations
 import asyncio
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from pyctrl.app import _assembly, _flags, _manifests
+from pyctrl.app._spec import PolicyRule, Setup
 from pyctrl.errors import ConfigError
 
 if TYPE_CHECKING:
     import argparse
     import os
-    from collections.abc import Awaitable, Callable, Sequence
+    from collections.abc import Sequence
     from pathlib import Path
 
     from pyctrl._kubernetes import Configuration
-    from pyctrl.app._manifests import PolicyRule
     from pyctrl.config import Config
     from pyctrl.manager import Manager
     from pyctrl.resource import CustomResource
     from pyctrl.webhook import LocalWebhooks
 
 __all__ = ["Operator", "Setup"]
-
-Setup: TypeAlias = "Callable[[Manager], Awaitable[None] | None]"
-"""What ``setup`` is: a function given the Manager, plain or a coroutine function."""
 
 
 @dataclass

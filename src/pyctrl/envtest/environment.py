@@ -832,7 +832,7 @@ class Environment:
         )
         self.server = server
         # Admission and conversion webhooks, as kube-apiserver calls them.
-        from pyctrl.envtest.admission.webhooks import install
+        from pyctrl.envtest.webhooks import install
 
         install(server)
         await server.start()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl.resource import CustomResource, pluralize
 
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from pyctrl.meta import GroupVersionKind
-    from pyctrl.webhook._server import Server
 
 __all__ = [
     "ClientConfig",
@@ -303,8 +302,19 @@ class ClientConfig:
         return meta
 
 
+class ServedPaths(Protocol):
+    """What `webhook_configurations` reads of a webhook `Server`: its paths and handlers."""
+
+    @property
+    def paths(self) -> list[str]:
+        """The registered paths."""
+
+    def handler_at(self, path: str) -> Any:
+        """The handler registered at ``path``, if any."""
+
+
 def webhook_configurations(
-    server: Server,
+    server: ServedPaths,
     client: ClientConfig,
     *,
     name_prefix: str = "",

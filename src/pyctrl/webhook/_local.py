@@ -111,7 +111,7 @@ class LocalWebhooks:
 
     def configurations(self) -> list[dict[str, Any]]:
         """The configuration objects to register (the server must have started)."""
-        from pyctrl.webhook import ClientConfig, webhook_configurations
+        from pyctrl.webhook._config import ClientConfig, webhook_configurations
 
         client = ClientConfig(
             url=f"https://{_url_host(self.host)}:{self._server.port}", ca_bundle=self.ca_bundle

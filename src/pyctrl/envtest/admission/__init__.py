@@ -1,7 +1,8 @@
-"""Admission: the seams every write passes through, and the webhooks that extend them.
+"""Admission's seams: the request every write hands to admission, and the hooks it calls.
 
-kube-apiserver keeps these in ``k8s.io/apiserver/pkg/admission`` (``interfaces.go``) and
-``pkg/admission/plugin/webhook`` (mutating and validating webhooks); the conversion
-webhook of a CRD (``apiextensions-apiserver/pkg/apiserver/conversion``) is called the same
-way and lives in `webhooks` too.
+kube-apiserver keeps these in ``k8s.io/apiserver/pkg/admission`` (``interfaces.go``):
+the registry builds an admission request for each create, update and delete and calls
+the mutating then the validating hooks. The webhook plugins that fill these seams
+(``pkg/admission/plugin/webhook``, and a CRD's conversion webhook) are in
+`pyctrl.envtest.webhooks`, above the HTTP layer they are installed into.
 """
