@@ -137,6 +137,42 @@ async def test_patch_of_builtin_in_no_patch_type_is_go_restfuls_415(kube: Kube, 
         assert (status, body) == (415, expected), content_type
 
 
+async def test_head_on_builtin_paths_is_405(kube: Kube, ns: str) -> None:
+    """kube-apiserver installs no HEAD routes: go-restful answers 405."""
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    await kube.create_ok(path, cm("h"))
+    for where in (path, f"{path}/h"):
+        status, _, _ = await kube.request("HEAD", where)
+        assert status == 405, where
+
+
+async def test_accept_a_builtin_route_does_not_produce_is_go_restfuls_406(
+    kube: Kube, ns: str
+) -> None:
+    """An Accept naming no media type the route produces is go-restful's 406 with them."""
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    await kube.create_ok(path, cm("a"))
+    produced = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    stream = "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
+    for where, accept, available in (
+        (f"{path}/a", "text/html", produced),
+        (path, "application/*", f"{produced}, {stream}"),
+    ):
+        status, body, _ = await kube.get(where, accept=accept)
+        assert (status, body) == (
+            406,
+            _status(
+                406,
+                "NotAcceptable",
+                f"406: Not Acceptable\n\nAvailable representations: {available}",
+                details={},
+            ),
+        ), accept
+    table = "application/json;as=Table;v=v1;g=meta.k8s.io, text/html"
+    status, body, _ = await kube.get(path, accept=table)
+    assert (status, body["kind"]) == (200, "Table")
+
+
 async def test_body_of_another_known_kind_fails_conversion_with_400(kube: Kube, ns: str) -> None:
     """A body naming another kind of the scheme decodes, then fails conversion: 400."""
     path = f"/api/v1/namespaces/{ns}/configmaps"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyctrl.envtest.apimachinery.errors import method_not_allowed, unknown_resource
+from pyctrl.envtest.apimachinery.errors import StatusError, method_not_allowed, unknown_resource
 from pyctrl.envtest.endpoints.filters import inject_faults
 from pyctrl.envtest.endpoints.handlers.create import (
     create_eviction,
@@ -25,6 +25,7 @@ from pyctrl.envtest.endpoints.handlers.get import get_resource, list_resource
 from pyctrl.envtest.endpoints.handlers.patch import patch_resource
 from pyctrl.envtest.endpoints.handlers.update import update_resource
 from pyctrl.envtest.endpoints.handlers.watch import serve_watch
+from pyctrl.envtest.endpoints.negotiation import JSON, PATCH_TYPES, PROTOBUF, YAML
 from pyctrl.envtest.endpoints.request import DEPRECATION, Target, truthy
 from pyctrl.envtest.endpoints.responsewriters import page_not_found
 
@@ -34,13 +35,15 @@ if TYPE_CHECKING:
     from pyctrl.envtest.endpoints.handlers.rest import Scope
     from pyctrl.envtest.scheme.resources import Registry
 
-__all__ = ["builtin_group", "claimed", "dispatch", "route", "verb"]
+__all__ = ["builtin_group", "claimed", "dispatch", "go_restful_route", "route", "verb"]
 
 _REVIEWS = {
     "/apis/authentication.k8s.io/v1/tokenreviews": "TokenReview",
     "/apis/authorization.k8s.io/v1/subjectaccessreviews": "SubjectAccessReview",
     "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews": "SelfSubjectAccessReview",
 }
+_MEDIA_TYPES = (JSON, YAML, PROTOBUF)
+_STREAM_MEDIA_TYPES = (f"{JSON};stream=watch", f"{PROTOBUF};stream=watch")
 _REVIEW_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 _SUBRESOURCE_VERBS = {
@@ -135,6 +138,32 @@ def verb(request: web.Request, target: Target) -> str:
     return ""
 
 
+def go_restful_route(request: web.Request, verb_name: str) -> None:
+    """What go-restful's router refuses before a built-in type's handler runs.
+
+    Its routes serve only their methods (no HEAD: 405), a PATCH route consumes only the
+    patch types (415), and each route produces the serializers' media types, list and
+    watch routes their stream types too (406). Each refusal is answered with go-restful's
+    own text through ``serviceErrorHandler`` (``apierrors.NewGenericServerResponse``).
+    """
+    if request.method == "HEAD":
+        raise method_not_allowed()
+    if verb_name == "patch":
+        patch_type = PATCH_TYPES.get((request.content_type or "").lower())
+        if patch_type is None or patch_type == "apply-cbor":
+            raise StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+    produces = _MEDIA_TYPES + (_STREAM_MEDIA_TYPES if verb_name in ("list", "watch") else ())
+    for item in (request.headers.get("Accept") or "*/*").split(","):
+        media = item.split(";", 1)[0].strip()
+        if media == "*/*" or media in produces:
+            return
+    raise StatusError(
+        406,
+        "NotAcceptable",
+        "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces),
+    )
+
+
 async def _special(scope: Scope, request: web.Request, target: Target) -> web.Response | None:
     """Subresources served by their own REST storage (eviction, token), else None."""
     rt = target.rt
@@ -173,6 +202,8 @@ async def dispatch(scope: Scope, request: web.Request) -> web.StreamResponse:
         raise method_not_allowed()
     if target.subresource and name not in _SUBRESOURCE_VERBS.get(target.subresource, ()):
         raise method_not_allowed()
+    if not rt.crd_name:
+        go_restful_route(request, name)
     await inject_faults(scope.faults, name, target)
     return await _serve(scope, request, target, name)
 

@@ -2,9 +2,9 @@
 
 `patch_resource` applies a JSON patch, a JSON merge patch, a strategic merge patch
 (built-in types only) or a server-side apply configuration to an object or subresource.
-The Content-Type names the format; a format the resource does not take is 415 (with the
-list of those it does for a custom resource, as patch.go says; go-restful's own answer
-for a built-in type, whose route consumes only its patch types).
+The Content-Type names the format; a format the resource does not take is 415 with the
+list of those it does, as patch.go says (for a built-in type, go-restful's router refuses
+it first: `pyctrl.envtest.endpoints.installer.go_restful_route`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import orjson
 import yaml
 
 from pyctrl.envtest.apimachinery.errors import (
-    StatusError,
     bad_request,
     field_forbidden,
     field_required,
@@ -44,21 +43,25 @@ _CUSTOM_PATCH_TYPES = [
     "application/merge-patch+json",
     "application/apply-patch+yaml",
 ]
+_BUILTIN_PATCH_TYPES = [
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+]
 
 
 def _patch_type(request: web.Request, rt: ResourceType) -> str:
-    """The patch format of the request's Content-Type, or 415.
+    """The patch format of the request's Content-Type, or 415 naming those accepted.
 
-    A built-in type's PATCH route consumes only its patch types, so go-restful refuses
-    another Content-Type itself, answered by ``serviceErrorHandler`` with go-restful's
-    text; the CRD handler's patch.go lists the types it accepts.
+    (A built-in type's PATCH route refuses other types before: go-restful's 415.)
     """
     patch_type = PATCH_TYPES.get((request.content_type or "").lower())
-    if rt.crd_name:
-        if patch_type is None or patch_type in ("apply-cbor", "strategic"):
-            raise unsupported_media_type(_CUSTOM_PATCH_TYPES)
-    elif patch_type is None or patch_type == "apply-cbor":
-        raise StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type")
+    accepted = _CUSTOM_PATCH_TYPES if rt.crd_name else _BUILTIN_PATCH_TYPES
+    if patch_type is None or patch_type == "apply-cbor":
+        raise unsupported_media_type(accepted)
+    if patch_type == "strategic" and rt.crd_name:
+        raise unsupported_media_type(accepted)
     return patch_type
 
 
