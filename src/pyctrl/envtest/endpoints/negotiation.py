@@ -105,7 +105,7 @@ def negotiate(accept: str, *, allow_transform: bool) -> Negotiated:
                 return Negotiated("meta", params["v"])
         elif media in (YAML, "application/*+yaml") and not as_:
             return Negotiated("yaml")
-    raise not_acceptable([JSON, YAML])
+    raise not_acceptable([JSON, YAML, PROTOBUF])
 
 
 def negotiate_request(request: web.Request, *, allow_transform: bool) -> Negotiated:

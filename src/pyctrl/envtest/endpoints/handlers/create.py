@@ -13,12 +13,8 @@ from typing import TYPE_CHECKING
 from pyctrl.envtest.apimachinery.errors import not_found
 from pyctrl.envtest.authentication import User, token_request, token_review
 from pyctrl.envtest.authorization import subject_access_review
-from pyctrl.envtest.endpoints.handlers.rest import (
-    check_body_kind,
-    decode_object,
-    render_one,
-    write_options,
-)
+from pyctrl.envtest.endpoints.handlers.decode import check_body_kind, decode_object
+from pyctrl.envtest.endpoints.handlers.rest import render_one, write_options
 from pyctrl.envtest.endpoints.negotiation import negotiate_request
 from pyctrl.envtest.endpoints.request import USER
 from pyctrl.envtest.endpoints.responsewriters import respond
@@ -40,7 +36,7 @@ async def create_resource(
     """POST of a new object to its collection: 201 with the created object."""
     neg = negotiate_request(request, allow_transform=True)
     opts = write_options(request, "CreateOptions")
-    body = await decode_object(request, rt.kind)
+    body = await decode_object(request, rt.kind, unstructured=bool(rt.crd_name))
     check_body_kind(scope.registry, rt, body)
     obj = await scope.api.create(rt, namespace, body, opts)
     return respond(request, render_one(rt, obj, neg, request), 201, neg, opts.warnings)

@@ -10,12 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl.envtest.apimachinery.errors import not_found
-from pyctrl.envtest.endpoints.handlers.rest import (
-    check_body_kind,
-    decode_object,
-    render_one,
-    write_options,
-)
+from pyctrl.envtest.endpoints.handlers.decode import check_body_kind, check_name, decode_object
+from pyctrl.envtest.endpoints.handlers.rest import render_one, write_options
 from pyctrl.envtest.endpoints.negotiation import negotiate_request
 from pyctrl.envtest.endpoints.responsewriters import respond
 from pyctrl.envtest.registry.generic import meta_of
@@ -38,7 +34,8 @@ async def update_resource(scope: Scope, request: web.Request, target: Target) ->
     neg = negotiate_request(request, allow_transform=not target.subresource)
     opts = write_options(request, "UpdateOptions")
     scale_kind = target.subresource == "scale"
-    body = await decode_object(request, "Scale" if scale_kind else rt.kind)
+    into = "Scale" if scale_kind else rt.kind
+    body = await decode_object(request, into, unstructured=bool(rt.crd_name) and not scale_kind)
     namespace = target.namespace or ""
     if scale_kind:
         scope.api.check_type_meta(rt, body, kind="Scale")
@@ -47,6 +44,7 @@ async def update_resource(scope: Scope, request: web.Request, target: Target) ->
         )
         return respond(request, scale, neg=neg, warnings=opts.warnings)
     check_body_kind(scope.registry, rt, body)
+    check_name(rt, target.name, body)
     if target.subresource == "finalize":
         obj, created = await _finalize(scope, rt, target.name, body, opts)
     else:
