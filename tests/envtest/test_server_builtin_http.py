@@ -290,7 +290,6 @@ async def test_body_of_the_kind_at_another_served_version_is_an_api_version_400(
         (b'{"a":}', "invalid character '}' looking for beginning of value ({\"a\":})"),
         (b'{"a" 1}', "invalid character '1' after object key ({\"a\" 1})"),
         (b"", "unexpected end of JSON input (<empty>)"),
-        (b"tru", "invalid character ' ' in literal true (expecting 'e') (747275)"),
         (
             b"[1]",
             "json: cannot unmarshal array into Go value of type struct { APIVersion string "

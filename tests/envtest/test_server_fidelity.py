@@ -292,6 +292,23 @@ _FIND_KIND = (
             f"couldn't get version/kind; json parse error: json: cannot unmarshal string into "
             f"Go value of type {_FIND_KIND} (227822)",
         ),
+        *(
+            (raw, "application/json", f"couldn't get version/kind; json parse error: {error}")
+            for raw, error in (
+                (b"01", "invalid character '1' after top-level value (3031)"),
+                (
+                    b'{"a":1,}',
+                    "invalid character '}' looking for beginning of object key string ({\"a\":1,})",
+                ),
+                (b'{"a" 1}', "invalid character '1' after object key ({\"a\" 1})"),
+                (
+                    b'{"a":1 "b"}',
+                    'invalid character \'"\' after object key:value pair ({"a":1 "b"})',
+                ),
+                (b"[1 2]", "invalid character '2' after array element (5b3120325d)"),
+                (b"[1,]", "invalid character ']' looking for beginning of value (5b312c5d)"),
+            )
+        ),
         (b"null", "application/json", "Object 'Kind' is missing in 'null' (6e756c6c)"),
         (b" null ", "application/json", "Object 'Kind' is missing in ' null ' (206e756c6c20)"),
         (b"", "application/yaml", "Object 'Kind' is missing in '' (<empty>)"),
