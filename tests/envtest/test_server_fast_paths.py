@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pyctrl.envtest.fieldmanager import patch as _patch
-from pyctrl.envtest.registry import generic as _api
+from pyctrl.envtest.registry import writes as _api
 from tests.envtest.conftest import unique
 
 if TYPE_CHECKING:

@@ -3,7 +3,12 @@
 kube-apiserver's generic registry (``k8s.io/apiserver/pkg/registry/generic/registry``,
 ``Store``) runs create, update, patch and delete for every resource; each type brings
 its rules (``pkg/registry/<group>/<kind>/strategy.go``): defaults, validation, status
-reset, immutable fields. `generic` is the Store, `resources` the served types,
-`defaults` and `validation` the per-type rules, `eviction` the ``pods/eviction``
-sub-resource.
+reset, immutable fields, its own delete. `generic` is the Store's face (`API`), with its
+parts beside it: `writes` (create, update, patch: ``GuaranteedUpdate``), `deletion`
+(graceful deletion, finalizers, propagation), `listing` (selectors and paging), `admit`
+(admission calls), `apply` (server-side apply), `decoding`, `conversion` and `scale`.
+`rest` is the strategy interface, `strategies` which type has which; the per-type
+strategies live in `core`, `batch` and `apiextensions` as kube-apiserver's do, with
+`defaults` and `validation` holding the built-in types' defaulting and validation.
+`eviction` is the ``pods/eviction`` sub-resource.
 """

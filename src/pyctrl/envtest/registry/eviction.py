@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl.envtest.apimachinery.errors import bad_request, not_found
-from pyctrl.envtest.registry.generic import DeleteOptions, WriteOptions
+from pyctrl.envtest.registry.options import DeleteOptions, WriteOptions
 
 if TYPE_CHECKING:
     from pyctrl.envtest.registry.generic import API
@@ -54,10 +54,10 @@ async def evict(
     if api.store.get(pods.storage_key, namespace, name) is None:
         raise not_found("", "pods", name)
     eviction = {**body, "metadata": {**meta, "name": name, "namespace": namespace}}
-    await api._mutate(
+    await api.admission.mutate(
         pods, "CREATE", eviction, None, namespace=namespace, subresource="eviction", opts=opts
     )
-    await api._validate_admission(
+    await api.admission.validate(
         pods,
         "CREATE",
         obj=eviction,

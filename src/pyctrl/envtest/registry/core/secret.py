@@ -1,0 +1,29 @@
+"""Secrets (kube-apiserver's pkg/registry/core/secret/strategy.go).
+
+A Secret's ``data`` values are base64: one that does not decode fails the decoding of
+the body (400), as the Go ``[]byte`` field does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyctrl.envtest.apimachinery.errors import bad_request
+from pyctrl.envtest.registry import validation as _validation
+from pyctrl.envtest.registry.rest import Strategy
+
+if TYPE_CHECKING:
+    from pyctrl.envtest.scheme.resources import ResourceType
+
+__all__ = ["SecretStrategy"]
+
+
+class SecretStrategy(Strategy):
+    """The rules of Secrets."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """The defaults (``type: Opaque``), then 400 for ``data`` that is not base64."""
+        super().default(rt, obj)
+        problem = _validation.base64_problem(obj)
+        if problem:
+            raise bad_request(f'Secret in version "v1" cannot be handled as a Secret: {problem}')
