@@ -76,6 +76,6 @@ async def _finalize(
         return existing
 
     scope.api.check_type_meta(rt, body)
-    return await scope.api._update_loop(
+    return await scope.api.writer.guaranteed_update(
         rt, "", name, mutate, opts, subresource="finalize", create_allowed=False
     )

@@ -40,6 +40,7 @@ from pyctrl.envtest.endpoints.request import truthy
 from pyctrl.envtest.endpoints.responsewriters import headers
 from pyctrl.envtest.endpoints.table import partial_metadata, to_table
 from pyctrl.envtest.registry.generic import meta_of
+from pyctrl.envtest.registry.listing import too_large
 from pyctrl.envtest.storage.store import TooOld
 from pyctrl.envtest.storage.watch import Watcher, encode_event
 
@@ -163,7 +164,7 @@ def _view(scope: Scope, request: web.Request, rt: ResourceType, neg: Negotiated)
         return _TableView(scope.api, rt, neg.version, include_object(request) or "Metadata")
     if neg.kind == "meta":
         return _MetaView(neg.version)
-    if scope.api._hook_for(rt) is not None and rt.version != rt.storage_version:
+    if scope.api.converter.hook_for(rt) is not None and rt.version != rt.storage_version:
         return _ConvertingView(scope.api, rt)
     return _JSONView(scope.api, rt)
 
@@ -241,7 +242,7 @@ def _register(
         if rv_text not in ("", "0"):
             wanted = parse_rv(rv_text)
             if wanted > scope.store.rv:
-                raise scope.api._too_large(wanted)
+                raise too_large(wanted, scope.api.store.rv)
         scope.hub.register(watcher)
         if send_initial is not False:
             for obj in scope.store.items(rt.storage_key, namespace if rt.namespaced else None):
