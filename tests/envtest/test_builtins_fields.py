@@ -319,8 +319,8 @@ async def test_secret_type_is_immutable(kube: Kube, ns: str) -> None:
         ("kubernetes.io/tls", {}, ["data[tls.crt]", "data[tls.key]"]),
         ("kubernetes.io/tls", {"tls.crt": ""}, ["data[tls.key]"]),
         ("kubernetes.io/dockerconfigjson", {}, ["data[.dockerconfigjson]"]),
-        ("kubernetes.io/basic-auth", {}, ["data[%s][username]", "data[%s][password]"]),
-        ("kubernetes.io/ssh-auth", {}, ["data[%s][ssh-privatekey]"]),
+        ("kubernetes.io/basic-auth", {}, ["data[username]", "data[password]"]),
+        ("kubernetes.io/ssh-auth", {}, ["data[ssh-privatekey]"]),
         (
             "kubernetes.io/service-account-token",
             {},

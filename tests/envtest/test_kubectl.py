@@ -710,3 +710,25 @@ async def test_describe_service(kubectl: Kubectl) -> None:
     assert ["Port:", "http", "80/TCP"] in lines
     assert ["TargetPort:", "8080/TCP"] in lines
     assert ["Session", "Affinity:", "None"] in lines
+
+
+async def test_apply_prints_every_invalid_field_of_a_service(kubectl: Kubectl) -> None:
+    """`kubectl apply` of a Service with two bad ports prints each of the server's causes."""
+    bad = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "bad"},
+        "spec": {"ports": [{"port": 70000}, {"port": 80, "protocol": "HTTP"}]},
+    }
+    result = await kubectl("apply", "-f", "-", stdin=bad, check=False)
+    assert result.code != 0
+    out_of_range = "Invalid value: 70000: must be between 1 and 65535, inclusive"
+    assert result.err == (
+        'The Service "bad" is invalid: \n'
+        "* spec.ports[0].name: Required value\n"
+        f"* spec.ports[0].port: {out_of_range}\n"
+        f"* spec.ports[0].targetPort: {out_of_range}\n"
+        "* spec.ports[1].name: Required value\n"
+        '* spec.ports[1].protocol: Unsupported value: "HTTP": supported values: "SCTP", "TCP", '
+        '"UDP"\n'
+    )

@@ -253,3 +253,215 @@ async def test_new_finalizer_while_deleting_is_reported_by_both_checks(
     assert answer["details"]["causes"] == [cause, cause]
     status, _, _ = await kube.patch(f"{path}/f", {"metadata": {"finalizers": []}})
     assert status == 200
+
+
+async def test_update_reports_every_metadata_error_from_each_check(
+    env: Environment, kube: Kube, ns: str, group: str
+) -> None:
+    """A bad label and a new finalizer while deleting: every check reports what it sees.
+
+    The common create-time check sees the label, the common update check and the
+    strategy's update check see both: five causes, the message listing each once.
+    """
+    await install(env, crd(group))
+    path = f"/apis/{group}/v1/namespaces/{ns}/mysrvs"
+    body = srv(group, "f", port=1)
+    body["metadata"]["finalizers"] = ["example.com/keep"]
+    await kube.create_ok(path, body)
+    status, _, _ = await kube.delete(f"{path}/f")
+    assert status == 200
+    adding = {
+        "metadata": {
+            "finalizers": ["example.com/keep", "example.com/new"],
+            "labels": {"bad key!": "v"},
+        }
+    }
+    status, answer, _ = await kube.patch(f"{path}/f", adding)
+    assert status == 422, answer
+    label = {
+        "reason": "FieldValueInvalid",
+        "message": (
+            'Invalid value: "bad key!": name part must consist of alphanumeric characters, '
+            "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+        ),
+        "field": "metadata.labels",
+    }
+    finalizer = {
+        "reason": "FieldValueForbidden",
+        "message": (
+            "Forbidden: no new finalizers can be added if the object is being deleted, found "
+            'new finalizers []string{"example.com/new"}'
+        ),
+        "field": "metadata.finalizers",
+    }
+    assert answer["details"]["causes"] == [label, finalizer, label, finalizer, label]
+    assert answer["message"] == (
+        f'MySrv.{group} "f" is invalid: [metadata.labels: {label["message"]}, '
+        f"metadata.finalizers: {finalizer['message']}]"
+    )
+    status, _, _ = await kube.patch(f"{path}/f", {"metadata": {"finalizers": []}})
+    assert status == 200
+
+
+async def test_create_reports_every_metadata_error_at_once(
+    env: Environment, kube: Kube, ns: str, group: str
+) -> None:
+    """A nameless custom resource with bad labels, owner references and finalizers: all causes."""
+    await install(env, crd(group))
+    body = srv(group, "", port=1)
+    del body["metadata"]["name"]
+    body["metadata"].update(
+        labels={"bad key!": "v"},
+        ownerReferences=[{"apiVersion": "v1", "kind": "", "name": "", "uid": ""}],
+        finalizers=["orphan", "foregroundDeletion"],
+    )
+    status, answer, _ = await kube.post(f"/apis/{group}/v1/namespaces/{ns}/mysrvs", body)
+    assert status == 422, answer
+    empty = 'Invalid value: "": must not be empty'
+    assert [(c["field"], c["message"]) for c in answer["details"]["causes"]] == [
+        ("metadata.name", "Required value: name or generateName is required"),
+        (
+            "metadata.labels",
+            'Invalid value: "bad key!": name part must consist of alphanumeric characters, '
+            "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+        ),
+        ("metadata.ownerReferences.kind", empty),
+        ("metadata.ownerReferences.name", empty),
+        ("metadata.ownerReferences.uid", empty),
+        (
+            "metadata.finalizers",
+            'Invalid value: ["orphan","foregroundDeletion"]: finalizer orphan and '
+            "foregroundDeletion cannot be both set",
+        ),
+    ]
+
+
+_FIND_KIND = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "content_type", "problem"),
+    [
+        (
+            b"not json",
+            "application/json",
+            "couldn't get version/kind; json parse error: invalid character 'o' in literal "
+            "null (expecting 'u') (6e6f74206a736f6e)",
+        ),
+        (
+            b"{",
+            "application/json",
+            "couldn't get version/kind; json parse error: unexpected end of JSON input ({)",
+        ),
+        (
+            b"",
+            "application/json",
+            "couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)",
+        ),
+        (
+            b"[1]",
+            "application/json",
+            f"couldn't get version/kind; json parse error: json: cannot unmarshal array into "
+            f"Go value of type {_FIND_KIND} (5b315d)",
+        ),
+        (
+            b'"x"',
+            "application/json",
+            f"couldn't get version/kind; json parse error: json: cannot unmarshal string into "
+            f"Go value of type {_FIND_KIND} (227822)",
+        ),
+        *(
+            (raw, "application/json", f"couldn't get version/kind; json parse error: {error}")
+            for raw, error in (
+                (b"01", "invalid character '1' after top-level value (3031)"),
+                (
+                    b'{"a":1,}',
+                    "invalid character '}' looking for beginning of object key string ({\"a\":1,})",
+                ),
+                (b'{"a" 1}', "invalid character '1' after object key ({\"a\" 1})"),
+                (
+                    b'{"a":1 "b"}',
+                    'invalid character \'"\' after object key:value pair ({"a":1 "b"})',
+                ),
+                (b"[1 2]", "invalid character '2' after array element (5b3120325d)"),
+                (b"[1,]", "invalid character ']' looking for beginning of value (5b312c5d)"),
+            )
+        ),
+        (b"null", "application/json", "Object 'Kind' is missing in 'null' (6e756c6c)"),
+        (b" null ", "application/json", "Object 'Kind' is missing in ' null ' (206e756c6c20)"),
+        (b"", "application/yaml", "Object 'Kind' is missing in '' (<empty>)"),
+        (b"~\n", "application/yaml", "Object 'Kind' is missing in '~\n' (7e0a)"),
+        (
+            b"- a\n",
+            "application/yaml",
+            f"couldn't get version/kind; json parse error: json: cannot unmarshal array into "
+            f"Go value of type {_FIND_KIND} (2d20610a)",
+        ),
+    ],
+)
+async def test_custom_resource_body_that_is_not_an_object_is_400_unrecognized(
+    env: Environment,
+    kube: Kube,
+    *,
+    ns: str,
+    group: str,
+    raw: bytes,
+    content_type: str,
+    problem: str,
+) -> None:
+    """A body that is not a JSON object is 400 with Go's error and the body's start."""
+    await install(env, crd(group))
+    status, body, _ = await kube.request(
+        "POST", f"/apis/{group}/v1/namespaces/{ns}/mysrvs", raw=raw, content_type=content_type
+    )
+    assert (status, body) == (
+        400,
+        _status(
+            400,
+            "BadRequest",
+            f"the object provided is unrecognized (must be of type MySrv): {problem}",
+        ),
+    )
+
+
+async def test_custom_resource_update_without_a_name_is_400_undeterminable(
+    env: Environment, kube: Kube, ns: str, group: str
+) -> None:
+    """A PUT whose body names no object is update.go's checkName 400."""
+    await install(env, crd(group))
+    path = f"/apis/{group}/v1/namespaces/{ns}/mysrvs"
+    await kube.create_ok(path, srv(group, "a", port=1))
+    body = srv(group, "a", port=1)
+    del body["metadata"]["name"]
+    assert (await kube.put(f"{path}/a", body))[:2] == (
+        400,
+        _status(
+            400,
+            "BadRequest",
+            "the name of the object (a based on URL) was undeterminable: name must be provided",
+        ),
+    )
+
+
+async def test_custom_resource_accept_the_server_cannot_produce_is_406(
+    env: Environment, kube: Kube, ns: str, group: str
+) -> None:
+    """The CRD handler's 406 lists every media type its serializers have."""
+    await install(env, crd(group))
+    status, body, _ = await kube.get(f"/apis/{group}/v1/namespaces/{ns}/mysrvs", accept="text/html")
+    assert (status, body) == (
+        406,
+        _status(
+            406,
+            "NotAcceptable",
+            "only the following media types are accepted: application/json, application/yaml, "
+            "application/vnd.kubernetes.protobuf",
+        ),
+    )

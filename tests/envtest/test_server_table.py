@@ -130,7 +130,10 @@ async def test_events_field_selector_on_involved_object(kube: Kube, ns: str) -> 
     for name, target in (("e1", "a"), ("e2", "b")):
         await kube.create_ok(
             path,
-            {"metadata": {"name": name}, "involvedObject": {"kind": "Pod", "name": target}},
+            {
+                "metadata": {"name": name},
+                "involvedObject": {"kind": "Pod", "name": target, "namespace": ns},
+            },
         )
     body = await kube.get_ok(path, params={"fieldSelector": "involvedObject.name=b"})
     assert [i["metadata"]["name"] for i in body["items"]] == ["e2"]

@@ -393,6 +393,7 @@ def _json(body: bytes) -> web.Response:
 
 class _Handlers:
     def __init__(self, server: _Server) -> None:
+        self._server = server
         self._docs = _Documents(server)
         self._version = orjson.dumps(version_info())
 
@@ -437,7 +438,8 @@ class _Handlers:
     async def core_version(self, request: web.Request) -> web.Response:
         version = request.match_info["version"]
         body = self._docs.get(("rl", "", version), lambda r: _build_resource_list(r, "", version))
-        return _not_found() if body is None else _json(body)
+        # go-restful's /api web service claims the path: its 404 is a Status.
+        return error_response(_errors.unknown_resource()) if body is None else _json(body)
 
     async def group(self, request: web.Request) -> web.Response:
         group = request.match_info["group"]
@@ -450,7 +452,13 @@ class _Handlers:
         body = self._docs.get(
             ("rl", group, version), lambda r: _build_resource_list(r, group, version)
         )
-        return _not_found() if body is None else _json(body)
+        if body is not None:
+            return _json(body)
+        registry = self._server.registry
+        if any(rt.group == group and not rt.crd_name for rt in registry.all()):
+            # A built-in group's /apis/<group> web service claims the path (go-restful).
+            return error_response(_errors.unknown_resource())
+        return _not_found()
 
 
 def _not_acceptable() -> web.Response:

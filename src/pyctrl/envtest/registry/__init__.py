@@ -9,6 +9,8 @@ parts beside it: `writes` (create, update, patch: ``GuaranteedUpdate``), `deleti
 (admission calls), `apply` (server-side apply), `decoding`, `conversion` and `scale`.
 `rest` is the strategy interface, `strategies` which type has which; the per-type
 strategies live in `core`, `batch` and `apiextensions` as kube-apiserver's do, with
-`defaults` and `validation` holding the built-in types' defaulting and validation.
+`defaults` and `validation` holding the built-in types' defaulting and validation
+(``validation`` is a package: ``meta`` for ObjectMeta, ``core``, ``service``, ``events``,
+``apps`` per group, as ``pkg/apis/<group>/validation``).
 `eviction` is the ``pods/eviction`` sub-resource.
 """

@@ -292,18 +292,36 @@ def service(obj: dict[str, Any]) -> None:
     """``SetDefaults_Service`` (cluster IP and node ports are allocated by the server)."""
     spec = obj.setdefault("spec", {})
     svc_type = spec.setdefault("type", "ClusterIP")
-    spec.setdefault("sessionAffinity", "None")
-    if spec.get("sessionAffinity") == "ClientIP":
-        spec.setdefault("sessionAffinityConfig", {"clientIP": {"timeoutSeconds": 10800}})
+    if not spec.get("sessionAffinity"):
+        spec["sessionAffinity"] = "None"
+    if spec["sessionAffinity"] == "None":
+        spec.pop("sessionAffinityConfig", None)
+    if spec["sessionAffinity"] == "ClientIP":
+        config = spec.get("sessionAffinityConfig")
+        client = config.get("clientIP") if isinstance(config, dict) else None
+        if not isinstance(client, dict) or client.get("timeoutSeconds") is None:
+            spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
     for port in spec.get("ports") or []:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
             if "targetPort" not in port or port["targetPort"] in (0, ""):
                 port["targetPort"] = port.get("port")
-    if svc_type in ("NodePort", "LoadBalancer"):
-        spec.setdefault("externalTrafficPolicy", "Cluster")
+    accessible = svc_type in ("NodePort", "LoadBalancer") or (
+        svc_type == "ClusterIP" and bool(spec.get("externalIPs"))
+    )
+    if accessible and not spec.get("externalTrafficPolicy"):
+        spec["externalTrafficPolicy"] = "Cluster"
     if svc_type == "LoadBalancer":
         spec.setdefault("allocateLoadBalancerNodePorts", True)
+        status = obj.get("status")
+        ingress = (
+            ((status or {}).get("loadBalancer") or {}).get("ingress")
+            if isinstance(status, dict)
+            else None
+        )
+        for item in ingress or ():
+            if isinstance(item, dict) and item.get("ip") and item.get("ipMode") is None:
+                item["ipMode"] = "VIP"
     if svc_type != "ExternalName":
         spec.setdefault("internalTrafficPolicy", "Cluster")
 
@@ -324,8 +342,10 @@ def secret(obj: dict[str, Any]) -> None:
 def namespace(obj: dict[str, Any]) -> None:
     """Namespaces get the ``kubernetes`` finalizer and their ``metadata.name`` label."""
     spec = obj.setdefault("spec", {})
-    if not spec.get("finalizers"):
-        spec["finalizers"] = ["kubernetes"]
+    finalizers = spec.get("finalizers") if isinstance(spec.get("finalizers"), list) else []
+    if "kubernetes" not in finalizers:
+        # The strategy's PrepareForCreate: the kubernetes finalizer is always there at first.
+        spec["finalizers"] = [*finalizers, "kubernetes"]
     meta = obj.setdefault("metadata", {})
     name = meta.get("name")
     if name:

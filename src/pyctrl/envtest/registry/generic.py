@@ -129,9 +129,6 @@ class API:
         """An object of ``rt``'s version in its storage version."""
         return self.converter.to_storage(rt, obj)
 
-    def _hook_for(self, rt: ResourceType) -> ConversionHook | None:
-        return self.converter.hook_for(rt)
-
     async def external_many(
         self, rt: ResourceType, stored: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
@@ -191,9 +188,6 @@ class API:
             resource_version_match=resource_version_match,
         )
 
-    def _too_large(self, wanted: int) -> StatusError:
-        return _listing.too_large(wanted, self.store.rv)
-
     def drop_snapshots(self) -> None:
         """Forget cached list snapshots (after a compaction)."""
         self.lister.drop_snapshots()
@@ -249,28 +243,6 @@ class API:
         """PATCH with one of the four patch types; returns (external object, created)."""
         return await self.writer.patch(
             rt, namespace, name, patch_type, patch, opts=opts, subresource=subresource
-        )
-
-    async def _update_loop(
-        self,
-        rt: ResourceType,
-        namespace: str,
-        name: str,
-        compute: Callable[[dict[str, Any] | None], dict[str, Any]],
-        opts: WriteOptions,
-        *,
-        subresource: str,
-        create_allowed: bool,
-    ) -> tuple[dict[str, Any], bool]:
-        # The server's ``namespaces/finalize`` endpoint computes its own update.
-        return await self.writer.guaranteed_update(
-            rt,
-            namespace,
-            name,
-            compute,
-            opts,
-            subresource=subresource,
-            create_allowed=create_allowed,
         )
 
     async def update_scale(

@@ -23,7 +23,7 @@ from pyctrl.envtest.apimachinery.errors import invalid
 from pyctrl.envtest.registry import defaults as _defaults
 from pyctrl.envtest.registry import validation as _validation
 from pyctrl.envtest.registry.decoding import clean_meta, decode_builtin
-from pyctrl.envtest.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
+from pyctrl.envtest.registry.meta import CRDS, deep_copy, meta_of, now_rfc3339, ro_meta
 from pyctrl.envtest.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
@@ -222,6 +222,14 @@ def validate(
     strategy: Strategy, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
 ) -> None:
     """422 with every problem of the object's metadata and of the type's own rules."""
+    if not rt.crd_name and rt.storage_key != CRDS:
+        # Built-in kinds: the common checks and the type's strategy, in kube's order.
+        causes = _validation.validate_builtin_object(rt, obj, old)
+        if causes:
+            name = ro_meta(obj).get("name") or ro_meta(obj).get("generateName") or ""
+            # The internal type's kind names the error: core's Event for events.k8s.io too.
+            raise invalid(rt.storage_key[0], rt.kind, name, causes)
+        return
     causes = _validation.validate_object_meta(rt, obj)
     if old is not None:
         # kube-apiserver checks the metadata update twice: with the common fields

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl.envtest.scheme.resourcetype import Converter, ResourceType
+from pyctrl.envtest.scheme import events as _events
+from pyctrl.envtest.scheme.resourcetype import ResourceType
 
 __all__ = ["builtin_types"]
 
@@ -135,6 +136,8 @@ def _core_v1_config_and_pods() -> list[ResourceType]:
             short_names=("ev",),
             field_labels=_EVENT_FIELDS,
             allow_create_on_update=True,
+            to_storage=_events.compact_core,
+            from_storage=_events.core_view,
         ),
         _core("Endpoints", "endpoints", short_names=("ep",), allow_create_on_update=True),
     ]
@@ -379,8 +382,8 @@ def _rbac() -> list[ResourceType]:
     ]
 
 
-def _events(to_core: Converter, from_core: Converter) -> list[ResourceType]:
-    """The events.k8s.io group, stored as core Events (``to_core``/``from_core``)."""
+def _events_group() -> list[ResourceType]:
+    """The events.k8s.io group, stored as core Events."""
     return [
         _builtin(
             "events.k8s.io",
@@ -392,8 +395,8 @@ def _events(to_core: Converter, from_core: Converter) -> list[ResourceType]:
             allow_create_on_update=True,
             storage_group="",
             storage_plural="events",
-            to_storage=to_core,
-            from_storage=from_core,
+            to_storage=_events.events_v1_to_core,
+            from_storage=_events.core_to_events_v1,
         ),
     ]
 
@@ -506,15 +509,8 @@ def _discovery() -> list[ResourceType]:
     ]
 
 
-def builtin_types(
-    *, events_v1_to_core: Converter, core_to_events_v1: Converter
-) -> list[ResourceType]:
-    """The built-in resource types, as a kube-apiserver of Kubernetes 1.32 serves them.
-
-    Args:
-        events_v1_to_core: Converts an events.k8s.io/v1 Event to the stored core Event.
-        core_to_events_v1: Converts a stored core Event to events.k8s.io/v1.
-    """
+def builtin_types() -> list[ResourceType]:
+    """The built-in resource types, as a kube-apiserver of Kubernetes 1.32 serves them."""
     return [
         *_core_v1_config_and_pods(),
         *_core_v1_storage_and_nodes(),
@@ -524,7 +520,7 @@ def builtin_types(
         *_apiextensions(),
         *_admissionregistration(),
         *_rbac(),
-        *_events(events_v1_to_core, core_to_events_v1),
+        *_events_group(),
         *_networking(),
         *_policy(),
         *_autoscaling(),

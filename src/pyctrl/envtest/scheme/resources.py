@@ -16,7 +16,7 @@ version, and converted on the way out.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pyctrl.envtest.scheme import builtin_types as _builtin_types
 from pyctrl.envtest.scheme.resourcetype import (
@@ -169,45 +169,12 @@ _AGE_DESC = (
 )
 
 
-_EVENT_RENAMES: tuple[tuple[str, str], ...] = (
-    ("regarding", "involvedObject"),
-    ("note", "message"),
-    ("reportingController", "reportingComponent"),
-    ("deprecatedSource", "source"),
-    ("deprecatedFirstTimestamp", "firstTimestamp"),
-    ("deprecatedLastTimestamp", "lastTimestamp"),
-    ("deprecatedCount", "count"),
-)
-
-
-def _events_v1_to_core(obj: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in obj.items() if k not in dict(_EVENT_RENAMES)}
-    for new, old in _EVENT_RENAMES:
-        if new in obj:
-            out[old] = obj[new]
-    out["apiVersion"] = "v1"
-    out["kind"] = "Event"
-    return out
-
-
-def _core_to_events_v1(obj: dict[str, Any]) -> dict[str, Any]:
-    back = {old: new for new, old in _EVENT_RENAMES}
-    out: dict[str, Any] = {}
-    for k, v in obj.items():
-        out[back.get(k, k)] = v
-    out["apiVersion"] = "events.k8s.io/v1"
-    out["kind"] = "Event"
-    return out
-
-
 def builtin_types() -> list[ResourceType]:
     """The built-in resource types, as a kube-apiserver of Kubernetes 1.32 serves them.
 
     The tables are in `pyctrl.envtest.scheme.builtin_types`, one per API group.
     """
-    return _builtin_types.builtin_types(
-        events_v1_to_core=_events_v1_to_core, core_to_events_v1=_core_to_events_v1
-    )
+    return _builtin_types.builtin_types()
 
 
 NAME_COLUMN = PrinterColumn("Name", "string", ".metadata.name", _NAME_DESC, 0, "name")
