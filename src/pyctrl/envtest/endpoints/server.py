@@ -170,10 +170,9 @@ class APIServer:
             await runner.cleanup()
             raise
         self._runner = runner
-        server = site._server  # aiohttp keeps the bound sockets here
-        sockets = getattr(server, "sockets", None) or []
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
+        addresses = runner.addresses  # the bound sockets' names: the port when 0 was asked
+        if addresses:
+            self.port = int(addresses[0][1])
         scheme = "https" if self._ssl is not None else "http"
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.url = f"{scheme}://{host}:{self.port}"
