@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from pyctrl.envtest import Environment
-from pyctrl.envtest.openapi.builder import openapi_v2_protobuf
+from pyctrl.envtest.openapi.protobuf import openapi_v2_protobuf
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
