@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from celpy.celparser import CELParser
 from lark import Token, Tree
@@ -13,33 +12,26 @@ from pyctrl._apiextensions.cel.library import (
     _MACROS,
     _METHODS,
     _NAMESPACES,
-    _STRING_METHOD_SIGNATURES,
     _TYPE_VALUES,
     _to_string,
+    method_fits,
 )
+from pyctrl._apiextensions.cel.literals import literal, tok
+from pyctrl._apiextensions.cel.macros import Fn, comprehension, has_macro, simple_name
 from pyctrl._apiextensions.cel.types import (
     _RESERVED,
     BOOL,
-    BYTES,
-    DOUBLE,
     DURATION,
     DYN,
-    INT,
-    NULL,
-    STRING,
     TIMESTAMP,
     TYPE,
-    UINT,
     T,
     _converter,
+    known,
 )
 from pyctrl._apiextensions.cel.values import (
-    _INT64_MAX,
-    _INT64_MIN,
     _MISSING,
-    _UINT64_MAX,
     CelEvalError,
-    Uint,
     _add,
     _compare,
     _div,
@@ -54,11 +46,12 @@ from pyctrl._apiextensions.cel.values import (
     cel_equal,
 )
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # ---------------------------------------------------------------------------------------
 # Compilation: celpy's parse tree -> checked closures.
 # ---------------------------------------------------------------------------------------
-
-Fn = Callable[[dict[str, Any]], Any]
 
 _PARSER: CELParser | None = None
 
@@ -76,12 +69,6 @@ def _issue(source: str, line: int, col: int, message: str) -> str:
     return f"ERROR: <input>:{line}:{col}: {message}\n | {text}\n | {'.' * max(col - 1, 0)}^"
 
 
-def _tok(node: Any) -> Token:
-    if not isinstance(node, Token):
-        raise TypeError(f"expected a token, got {node!r}")
-    return node
-
-
 def _pos(node: Tree[Any] | Token) -> tuple[int, int]:
     if isinstance(node, Token):
         return (node.line or 1, node.column or 1)
@@ -93,88 +80,7 @@ class _CompileFailedError(Exception):
     """Internal: aborts compilation after recording an issue."""
 
 
-_STRING_ESCAPES: Final = {
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    '"': '"',
-    "'": "'",
-    "\\": "\\",
-    "`": "`",
-    "?": "?",
-}
-
-
-def _unquote(text: str) -> str | bytes:
-    is_bytes = text[:1] in "bB"
-    if is_bytes:
-        text = text[1:]
-    raw = text[:1] in "rR"
-    if raw:
-        text = text[1:]
-    quote = text[:3] if text[:3] in ('"""', "'''") else text[:1]
-    body = text[len(quote) : len(text) - len(quote)]
-    if raw:
-        return body.encode() if is_bytes else body
-    out: list[str] = []
-    out_bytes = bytearray()
-
-    def emit(ch: str, byte: int | None = None) -> None:
-        if is_bytes:
-            if byte is not None:
-                out_bytes.append(byte)
-            else:
-                out_bytes.extend(ch.encode())
-        else:
-            out.append(ch)
-
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch != "\\":
-            emit(ch)
-            i += 1
-            continue
-        nxt = body[i + 1] if i + 1 < len(body) else ""
-        if nxt in _STRING_ESCAPES:
-            emit(_STRING_ESCAPES[nxt])
-            i += 2
-        elif nxt in "xX":
-            value = int(body[i + 2 : i + 4], 16)
-            emit(chr(value), value)
-            i += 4
-        elif nxt == "u":
-            emit(chr(int(body[i + 2 : i + 6], 16)))
-            i += 6
-        elif nxt == "U":
-            emit(chr(int(body[i + 2 : i + 10], 16)))
-            i += 10
-        elif nxt in "01234567":
-            value = int(body[i + 1 : i + 4], 8)
-            emit(chr(value), value)
-            i += 4
-        else:
-            raise ValueError(f"invalid escape sequence \\{nxt}")
-    return bytes(out_bytes) if is_bytes else "".join(out)
-
-
 _NUMERIC: Final = frozenset(("int", "uint", "double"))
-_KNOWN_KINDS: Final = frozenset(
-    (
-        "bool",
-        "int",
-        "uint",
-        "double",
-        "string",
-        "bytes",
-        "google.protobuf.Timestamp",
-        "google.protobuf.Duration",
-    )
-)
 _ARITH_OK: Final = {
     "_+_": {
         ("int", "int"),
@@ -226,10 +132,6 @@ _ARITH_OPS: Final = {
     "multiplication_div": "_/_",
     "multiplication_mod": "_%_",
 }
-
-
-def _known(t: T) -> bool:
-    return t.kind in _KNOWN_KINDS
 
 
 class _Compiler:
@@ -348,8 +250,8 @@ class _Compiler:
         right, rt = self.compile(right_tree)
         if op in ("_==_", "_!=_"):
             if (
-                _known(lt)
-                and _known(rt)
+                known(lt)
+                and known(rt)
                 and lt.kind != rt.kind
                 and not (lt.kind in _NUMERIC and rt.kind in _NUMERIC)
             ):
@@ -362,8 +264,8 @@ class _Compiler:
                 raise self.no_overload(tree, op, lt, rt)
             return (lambda env: _in(left(env), right(env))), BOOL
         if (
-            _known(lt)
-            and _known(rt)
+            known(lt)
+            and known(rt)
             and lt.kind != rt.kind
             and not (lt.kind in _NUMERIC and rt.kind in _NUMERIC)
         ):
@@ -384,7 +286,7 @@ class _Compiler:
         left, lt = self.compile(op_tree.children[0])
         right, rt = self.compile(right_tree)
         result_t = DYN
-        if _known(lt) and _known(rt):
+        if known(lt) and known(rt):
             if (lt.kind, rt.kind) not in _ARITH_OK[op]:
                 raise self.no_overload(tree, op, lt, rt)
             result_t = _ARITH_RESULT.get((lt.kind, rt.kind), lt)
@@ -414,7 +316,7 @@ class _Compiler:
                 raise _no_overload("!_", v)
 
             return logical_not, BOOL
-        if _known(t) and t.kind not in ("int", "double", "google.protobuf.Duration"):
+        if known(t) and t.kind not in ("int", "double", "google.protobuf.Duration"):
             raise self.no_overload(tree, "-_", t)
         return (lambda env: _neg(operand(env))), t
 
@@ -433,11 +335,11 @@ class _Compiler:
         raise self.fail(tree, "message construction is not supported")
 
     def c_ident(self, tree: Tree[Any]) -> tuple[Fn, T]:
-        token = _tok(tree.children[0])
+        token = tok(tree.children[0])
         return self.ident(str(token), token)
 
     def c_dot_ident(self, tree: Tree[Any]) -> tuple[Fn, T]:
-        token = _tok(tree.children[0])
+        token = tok(tree.children[0])
         return self.ident(str(token), token)
 
     def ident(self, name: str, token: Token) -> tuple[Fn, T]:
@@ -463,13 +365,12 @@ class _Compiler:
 
     def c_member_dot(self, tree: Tree[Any]) -> tuple[Fn, T]:
         operand_tree, field_node = tree.children
-        field_token = _tok(field_node)
+        field_token = tok(field_node)
         name = str(field_token)
         if self._is_namespace(operand_tree):
             raise self.fail(
                 field_token,
-                f"undeclared reference to '{self._namespace(operand_tree)}.{name}' (in "
-                "container '')",
+                f"undeclared reference to '{simple_name(operand_tree)}.{name}' (in container '')",
             )
         operand, t = self.compile(operand_tree)
         return self.select(operand, t, name, field_token, test_only=False)
@@ -556,31 +457,22 @@ class _Compiler:
         return idx, elem_t
 
     def _is_namespace(self, tree: Tree[Any]) -> bool:
-        name = self._namespace(tree)
+        name = simple_name(tree)
         return name is not None and name in _NAMESPACES and self.lookup_var(name) is None
-
-    @staticmethod
-    def _namespace(tree: Tree[Any]) -> str | None:
-        node: Any = tree
-        while isinstance(node, Tree) and node.data != "ident" and len(node.children) == 1:
-            node = node.children[0]
-        if isinstance(node, Tree) and node.data == "ident":
-            return str(node.children[0])
-        return None
 
     def args(self, tree: Tree[Any] | None) -> list[Tree[Any]]:
         return list(tree.children) if tree is not None else []
 
     def c_member_dot_arg(self, tree: Tree[Any]) -> tuple[Fn, T]:
         operand_tree = tree.children[0]
-        name_token = _tok(tree.children[1])
+        name_token = tok(tree.children[1])
         name = str(name_token)
         arg_trees = self.args(tree.children[2] if len(tree.children) > 2 else None)
         if self._is_namespace(operand_tree):
-            qualified = f"{self._namespace(operand_tree)}.{name}"
+            qualified = f"{simple_name(operand_tree)}.{name}"
             return self.call_global(qualified, name_token, arg_trees)
         if name in _MACROS and len(arg_trees) in (2, 3):
-            return self.macro(name, name_token, operand_tree, arg_trees)
+            return comprehension(self, name, name_token, operand_tree, arg_trees)
         operand, t = self.compile(operand_tree)
         compiled = [self.compile(a) for a in arg_trees]
         entry = _METHODS.get(name)
@@ -588,7 +480,7 @@ class _Compiler:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         impl, result_t, arities = entry
         arg_types = [c[1] for c in compiled]
-        if not self._method_fits(name, t, arg_types):
+        if not method_fits(name, t, arg_types):
             kinds = ", ".join(repr(a) for a in arg_types)
             raise self.fail(
                 name_token,
@@ -611,26 +503,12 @@ class _Compiler:
             return (lambda env: impl(operand(env), a0(env))), result_t
         return (lambda env: impl(operand(env), *[f(env) for f in fns])), result_t
 
-    @staticmethod
-    def _method_fits(name: str, target: T, args: list[T]) -> bool:
-        signatures = _STRING_METHOD_SIGNATURES.get(name)
-        if signatures is None or target.kind == "dyn":
-            return True
-        if target.kind != "string":
-            # Methods that exist only on strings cannot apply to another known type.
-            return name in ("indexOf", "lastIndexOf", "size") or not _known(target)
-        return any(
-            len(sig) == len(args)
-            and all(a.kind in (want, "dyn") for a, want in zip(args, sig, strict=True))
-            for sig in signatures
-        )
-
     def c_ident_arg(self, tree: Tree[Any]) -> tuple[Fn, T]:
-        name_token = _tok(tree.children[0])
+        name_token = tok(tree.children[0])
         arg_trees = self.args(tree.children[1] if len(tree.children) > 1 else None)
         name = str(name_token)
         if name == "has":
-            return self.has_macro(name_token, arg_trees)
+            return has_macro(self, name_token, arg_trees)
         return self.call_global(name, name_token, arg_trees)
 
     def c_dot_ident_arg(self, tree: Tree[Any]) -> tuple[Fn, T]:
@@ -659,71 +537,6 @@ class _Compiler:
             a0, a1 = fns
             return (lambda env: impl(a0(env), a1(env))), result_t
         return (lambda env: impl(*[f(env) for f in fns])), result_t
-
-    def has_macro(self, token: Token, arg_trees: list[Tree[Any]]) -> tuple[Fn, T]:
-        if len(arg_trees) != 1:
-            raise self.fail(token, "invalid argument to has() macro")
-        node: Any = arg_trees[0]
-        while isinstance(node, Tree) and node.data != "member_dot" and len(node.children) == 1:
-            node = node.children[0]
-        if not isinstance(node, Tree) or node.data != "member_dot":
-            raise self.fail(token, "invalid argument to has() macro")
-        operand_tree, field_node = node.children
-        field_token = _tok(field_node)
-        operand, t = self.compile(operand_tree)
-        return self.select(operand, t, str(field_token), field_token, test_only=True)
-
-    def macro(
-        self, name: str, token: Token, range_tree: Tree[Any], arg_trees: list[Tree[Any]]
-    ) -> tuple[Fn, T]:
-        var = self._namespace(arg_trees[0])
-        if var is None:
-            raise self.fail(token, "argument must be a simple name")
-        if len(arg_trees) == 3 and name != "map":
-            raise self.fail(token, f"undeclared reference to '{name}' (in container '')")
-        rng, rt = self.compile(range_tree)
-        if rt.kind == "list":
-            var_t = rt.elem or DYN
-        elif rt.kind == "map":
-            var_t = STRING
-        elif rt.kind == "dyn":
-            var_t = DYN
-        else:
-            raise self.fail(
-                token,
-                f"expression of type '{rt!r}' cannot be range of a comprehension (must be list, "
-                "map, or dynamic)",
-            )
-        conv = _converter(var_t) if rt.kind == "list" else None
-        self.scopes.append({var: var_t})
-        try:
-            bodies = [self.compile(a) for a in arg_trees[1:]]
-        finally:
-            self.scopes.pop()
-        if name in ("all", "exists", "exists_one", "filter") and bodies[0][1].kind not in (
-            "bool",
-            "dyn",
-        ):
-            raise self.no_overload(token, "_&&_" if name == "all" else "_||_", BOOL, bodies[0][1])
-
-        def items(env: dict[str, Any]) -> Any:
-            v = rng(env)
-            if isinstance(v, list | tuple | dict):
-                return v
-            raise _no_overload(name, v)
-
-        body = bodies[0][0]
-        if name == "all":
-            return _comprehension_all(var, items, body, conv), BOOL
-        if name == "exists":
-            return _comprehension_exists(var, items, body, conv), BOOL
-        if name == "exists_one":
-            return _comprehension_exists_one(var, items, body, conv), BOOL
-        if name == "filter":
-            return _comprehension_filter(var, items, body, conv), T("list", var_t)
-        if len(bodies) == 1:
-            return _comprehension_map(var, items, None, body, conv), T("list", bodies[0][1])
-        return _comprehension_map(var, items, body, bodies[1][0], conv), T("list", bodies[1][1])
 
     # -- literals -----------------------------------------------------------------------
 
@@ -754,42 +567,11 @@ class _Compiler:
         return build, T("map", elem_t)
 
     def c_literal(self, tree: Tree[Any]) -> tuple[Fn, T]:
-        token = _tok(tree.children[0])
-        text = str(token)
-        kind = token.type
-        value: Any
-        if kind == "INT_LIT":
-            value = (
-                int(text, 16) * (-1 if text.startswith("-") else 1)
-                if "x" in text.lower()
-                else int(text)
-            )
-            if "x" in text.lower():
-                value = int(text.lstrip("-"), 16) * (-1 if text.startswith("-") else 1)
-            if not _INT64_MIN <= value <= _INT64_MAX:
-                raise self.fail(token, f"invalid int literal: {text}")
-            t = INT
-        elif kind == "UINT_LIT":
-            digits = text[:-1]
-            value = Uint(int(digits, 16) if "x" in digits.lower() else int(digits))
-            if value > _UINT64_MAX:
-                raise self.fail(token, f"invalid uint literal: {text}")
-            t = UINT
-        elif kind == "FLOAT_LIT":
-            value = float(text)
-            t = DOUBLE
-        elif kind in ("STRING_LIT", "MLSTRING_LIT", "BYTES_LIT"):
-            try:
-                value = _unquote(text)
-            except ValueError as e:
-                raise self.fail(token, str(e)) from None
-            t = BYTES if isinstance(value, bytes) else STRING
-        elif kind == "BOOL_LIT":
-            value = text == "true"
-            t = BOOL
-        else:
-            value = None
-            t = NULL
+        token = tok(tree.children[0])
+        try:
+            value, t = literal(token)
+        except ValueError as e:
+            raise self.fail(token, str(e)) from None
         return (lambda env: value), t
 
 
@@ -803,128 +585,3 @@ def _unescape(name: str) -> str:
         .replace("__slash__", "/")
         .replace("\0", "__")
     )
-
-
-def _iterate(value: Any) -> Any:
-    return value.keys() if isinstance(value, dict) else value
-
-
-def _comprehension_all(var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None) -> Fn:
-    def run(env: dict[str, Any]) -> bool:
-        saved = env.get(var, _MISSING)
-        error: CelEvalError | None = None
-        try:
-            for item in _iterate(items(env)):
-                env[var] = item if conv is None or item is None else conv(item)
-                try:
-                    r = body(env)
-                except CelEvalError as e:
-                    error = error or e
-                    continue
-                if r is False:
-                    return False
-                if r is not True:
-                    error = error or _no_overload("_&&_", r)
-        finally:
-            _restore(env, var, saved)
-        if error is not None:
-            raise error
-        return True
-
-    return run
-
-
-def _comprehension_exists(var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None) -> Fn:
-    def run(env: dict[str, Any]) -> bool:
-        saved = env.get(var, _MISSING)
-        error: CelEvalError | None = None
-        try:
-            for item in _iterate(items(env)):
-                env[var] = item if conv is None or item is None else conv(item)
-                try:
-                    r = body(env)
-                except CelEvalError as e:
-                    error = error or e
-                    continue
-                if r is True:
-                    return True
-                if r is not False:
-                    error = error or _no_overload("_||_", r)
-        finally:
-            _restore(env, var, saved)
-        if error is not None:
-            raise error
-        return False
-
-    return run
-
-
-def _comprehension_exists_one(
-    var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None
-) -> Fn:
-    def run(env: dict[str, Any]) -> bool:
-        saved = env.get(var, _MISSING)
-        count = 0
-        try:
-            for item in _iterate(items(env)):
-                env[var] = item if conv is None or item is None else conv(item)
-                r = body(env)
-                if r is True:
-                    count += 1
-                elif r is not False:
-                    raise _no_overload("exists_one", r)
-        finally:
-            _restore(env, var, saved)
-        return count == 1
-
-    return run
-
-
-def _comprehension_filter(var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None) -> Fn:
-    def run(env: dict[str, Any]) -> list[Any]:
-        saved = env.get(var, _MISSING)
-        out: list[Any] = []
-        try:
-            for item in _iterate(items(env)):
-                value = item if conv is None or item is None else conv(item)
-                env[var] = value
-                r = body(env)
-                if r is True:
-                    out.append(value)
-                elif r is not False:
-                    raise _no_overload("filter", r)
-        finally:
-            _restore(env, var, saved)
-        return out
-
-    return run
-
-
-def _comprehension_map(
-    var: str, items: Fn, predicate: Fn | None, transform: Fn, conv: Callable[[Any], Any] | None
-) -> Fn:
-    def run(env: dict[str, Any]) -> list[Any]:
-        saved = env.get(var, _MISSING)
-        out: list[Any] = []
-        try:
-            for item in _iterate(items(env)):
-                env[var] = item if conv is None or item is None else conv(item)
-                if predicate is not None:
-                    keep = predicate(env)
-                    if keep is False:
-                        continue
-                    if keep is not True:
-                        raise _no_overload("map", keep)
-                out.append(transform(env))
-        finally:
-            _restore(env, var, saved)
-        return out
-
-    return run
-
-
-def _restore(env: dict[str, Any], var: str, saved: Any) -> None:
-    if saved is _MISSING:
-        env.pop(var, None)
-    else:
-        env[var] = saved

@@ -27,6 +27,7 @@ from pyctrl._apiextensions.cel.types import (
     TYPE,
     UINT,
     T,
+    known,
 )
 from pyctrl._apiextensions.cel.values import (
     _INT64_MAX,
@@ -818,3 +819,18 @@ _STRING_METHOD_SIGNATURES: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
 }
 _NAMESPACES: Final = frozenset(name.split(".")[0] for name in _FUNCTIONS if "." in name)
 _MACROS: Final = frozenset(("all", "exists", "exists_one", "map", "filter"))
+
+
+def method_fits(name: str, target: T, args: list[T]) -> bool:
+    """Whether a method with compile-time signatures (the string methods) fits these types."""
+    signatures = _STRING_METHOD_SIGNATURES.get(name)
+    if signatures is None or target.kind == "dyn":
+        return True
+    if target.kind != "string":
+        # Methods that exist only on strings cannot apply to another known type.
+        return name in ("indexOf", "lastIndexOf", "size") or not known(target)
+    return any(
+        len(sig) == len(args)
+        and all(a.kind in (want, "dyn") for a, want in zip(args, sig, strict=True))
+        for sig in signatures
+    )

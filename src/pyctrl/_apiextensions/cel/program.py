@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from celpy.celparser import CELParseError
 
-from pyctrl._apiextensions.cel.compiler import Fn, _CompileFailedError, _Compiler, _issue, _parse
+from pyctrl._apiextensions.cel.compiler import _CompileFailedError, _Compiler, _issue, _parse
 from pyctrl._apiextensions.cel.types import DYN, T, _converter, schema_type
 from pyctrl._apiextensions.cel.values import _NONE, CelCompileError, CelEvalError, Optional
+
+if TYPE_CHECKING:
+    from pyctrl._apiextensions.cel.macros import Fn
 
 # ---------------------------------------------------------------------------------------
 # Programs and compiled rules.

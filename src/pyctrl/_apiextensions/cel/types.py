@@ -210,3 +210,22 @@ def _converter(t: T) -> Callable[[Any], Any] | None:
     if t is DOUBLE:
         return lambda v: float(v) if _is_int(v) else v
     return None
+
+
+_KNOWN_KINDS: Final = frozenset(
+    (
+        "bool",
+        "int",
+        "uint",
+        "double",
+        "string",
+        "bytes",
+        "google.protobuf.Timestamp",
+        "google.protobuf.Duration",
+    )
+)
+
+
+def known(t: T) -> bool:
+    """Whether ``t`` is a scalar type whose overloads are checked at compile time."""
+    return t.kind in _KNOWN_KINDS
