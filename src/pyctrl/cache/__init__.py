@@ -49,14 +49,9 @@ from pyctrl.cache._backoff import BackoffPolicy
 from pyctrl.cache._cache import Cache
 from pyctrl.cache._consistency import compare_resource_versions
 from pyctrl.cache._errors import CacheNotReadyError, CacheNotStartedError, ResourceNotCachedError
-from pyctrl.cache._informer import (
-    HandlerRegistration,
-    Informer,
-    InformerStatus,
-    ResourceEventHandler,
-    ResourceEventHandlerFuncs,
-)
+from pyctrl.cache._informer import HandlerRegistration, Informer, InformerStatus
 from pyctrl.cache._options import ByObject, CacheOptions, Transform, strip_managed_fields
+from pyctrl.cache._processor import ResourceEventHandler, ResourceEventHandlerFuncs
 from pyctrl.cache._sharded import (
     ShardsChangedError,
     cached_in_slots,

@@ -5,30 +5,37 @@ only), the reflectors that fill it (one for all namespaces, or one per watched
 namespace), and the event handlers registered on it. The namespaces it watches may
 change while it runs (`SharedInformer.set_scope`): a namespace added gets a reflector of
 its own, and the objects of a namespace dropped leave the store with a delete to each
-handler. Each handler gets its own queue
-and its own task, so a slow handler delays only itself, and a failing one is logged
-and counted without stopping anything. `Informer` is the typed view of a shared
+handler. Each handler gets its own queue and its own task (``_processor.py``, client-go's
+sharedProcessor), so a slow handler delays only itself, and a failing one is logged and
+counted without stopping anything. `Informer` is the typed view of a shared
 informer that users hold: the objects it hands to handlers are of the view's type.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
-import time
-from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from pyctrl import metrics
 from pyctrl.cache._backoff import Backoff, BackoffPolicy
+from pyctrl.cache._processor import (
+    ADD,
+    DELETE,
+    SYNCED,
+    UPDATE,
+    Listener,
+    Processor,
+    ResourceEventHandler,
+    handler_name,
+)
 from pyctrl.cache._reflector import ListerWatcher, Reflector
 from pyctrl.cache._store import Entry, Key, Store, decode
 from pyctrl.errors import CacheSyncTimeoutError
 from pyctrl.log import get_logger
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from pyctrl.clock import Clock, TimerHandle
     from pyctrl.labels import Selector
@@ -40,8 +47,6 @@ __all__ = [
     "Informer",
     "InformerConfig",
     "InformerStatus",
-    "ResourceEventHandler",
-    "ResourceEventHandlerFuncs",
     "SharedInformer",
     "TypeSource",
 ]
@@ -50,58 +55,6 @@ T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)
 
 _log = get_logger("pyctrl.cache")
-
-_ADD, _UPDATE, _DELETE, _SYNCED = 0, 1, 2, 3
-_SLOW_HANDLER = 1.0
-_YIELD_EVERY = 64
-
-_Note = tuple[int, Entry | None, Entry | None, bool]
-
-
-class ResourceEventHandler(Protocol[T_contra]):
-    """Receives an informer's notifications (an extension point).
-
-    Methods may be plain functions or coroutines. They are called in order, one at a
-    time, for each handler; objects are fresh copies the handler may keep or modify.
-    `ResourceEventHandlerFuncs` adapts plain functions.
-    """
-
-    def add(self, obj: T_contra, is_in_initial_list: bool) -> Awaitable[None] | None:
-        """An object appeared; ``is_in_initial_list`` when it was there before the handler."""
-        ...
-
-    def update(self, old: T_contra, new: T_contra) -> Awaitable[None] | None:
-        """An object changed. A periodic resync calls it with equal resourceVersions."""
-        ...
-
-    def delete(self, obj: T_contra, delete_state_unknown: bool) -> Awaitable[None] | None:
-        """An object is gone.
-
-        ``delete_state_unknown`` is True when the delete itself was missed and found by a
-        re-list: ``obj`` is then the last state the cache knew.
-        """
-        ...
-
-
-@dataclass(frozen=True)
-class ResourceEventHandlerFuncs(Generic[T]):
-    """A `ResourceEventHandler` made of optional functions (client-go's ``...Funcs``)."""
-
-    add_func: Callable[[T, bool], Awaitable[None] | None] | None = None
-    update_func: Callable[[T, T], Awaitable[None] | None] | None = None
-    delete_func: Callable[[T, bool], Awaitable[None] | None] | None = None
-
-    def add(self, obj: T, is_in_initial_list: bool) -> Awaitable[None] | None:
-        """Call ``add_func`` if set."""
-        return self.add_func(obj, is_in_initial_list) if self.add_func else None
-
-    def update(self, old: T, new: T) -> Awaitable[None] | None:
-        """Call ``update_func`` if set."""
-        return self.update_func(old, new) if self.update_func else None
-
-    def delete(self, obj: T, delete_state_unknown: bool) -> Awaitable[None] | None:
-        """Call ``delete_func`` if set."""
-        return self.delete_func(obj, delete_state_unknown) if self.delete_func else None
 
 
 class TypeSource(ListerWatcher, Protocol):
@@ -179,85 +132,10 @@ class InformerStatus:
     resource_version: str
 
 
-class _Listener:
-    """Delivers notifications to one handler, in order, from its own task."""
-
-    def __init__(
-        self,
-        informer: SharedInformer,
-        handler: ResourceEventHandler[Any],
-        type_: type[Any],
-    ) -> None:
-        self._informer = informer
-        self.handler = handler
-        self.type_ = type_
-        self._queue: deque[_Note] = deque()
-        self._wake = asyncio.Event()
-        self.synced = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-        self.errors = 0
-
-    def push(self, note: _Note) -> None:
-        self._queue.append(note)
-        self._wake.set()
-
-    @property
-    def backlog(self) -> int:
-        return len(self._queue)
-
-    async def run(self) -> None:
-        delivered = 0
-        while True:
-            while not self._queue:
-                self._wake.clear()
-                await self._wake.wait()
-            kind, old, new, flag = self._queue.popleft()
-            if kind == _SYNCED:
-                self.synced.set()
-                continue
-            started = time.perf_counter()
-            try:
-                result = self._call(kind, old, new, flag)
-                if result is not None and inspect.isawaitable(result):
-                    await result
-                else:
-                    delivered += 1
-                    if delivered % _YIELD_EVERY == 0:
-                        await asyncio.sleep(0)  # a long initial list must not starve the loop
-            except Exception:
-                self.errors += 1
-                self._informer.handler_failed(self)
-            elapsed = time.perf_counter() - started
-            if elapsed > _SLOW_HANDLER:
-                _log.warning(
-                    "event handler is slow",
-                    type=self._informer.description,
-                    handler=_name(self.handler),
-                    seconds=round(elapsed, 3),
-                    backlog=len(self._queue),
-                )
-
-    def _call(self, kind: int, old: Entry | None, new: Entry | None, flag: bool) -> Any:
-        to = self._informer.decode_as
-        if kind == _ADD:
-            assert new is not None
-            return self.handler.add(to(new, self.type_), flag)
-        if kind == _UPDATE:
-            assert old is not None
-            assert new is not None
-            return self.handler.update(to(old, self.type_), to(new, self.type_))
-        assert new is not None
-        return self.handler.delete(to(new, self.type_), flag)
-
-
-def _name(handler: object) -> str:
-    return getattr(handler, "__qualname__", None) or type(handler).__qualname__
-
-
 class HandlerRegistration:
     """Returned by `Informer.add_event_handler`: the handler's sync state, and removal."""
 
-    def __init__(self, informer: SharedInformer, listener: _Listener) -> None:
+    def __init__(self, informer: SharedInformer, listener: Listener) -> None:
         self._informer = informer
         self._listener = listener
 
@@ -320,7 +198,7 @@ class SharedInformer:
         )
         self._label = self.description
         self._log = _log.bind(type=self.description)
-        self._listeners: list[_Listener] = []
+        self._processor = Processor(self.description, self.decode_as, self._log)
         # By namespace (None: all namespaces), with the task that runs each.
         self._reflectors: dict[str | None, Reflector] = {}
         self._reflector_tasks: dict[str | None, asyncio.Task[None]] = {}
@@ -339,7 +217,6 @@ class SharedInformer:
         self._resolve_error_time: float | None = None
         self._resolve_failing_since: float | None = None
         self.namespaced: bool | None = None
-        self._handler_errors = 0
         self._health_timer: TimerHandle | None = None
         self._published_reconnects = 0
 
@@ -354,8 +231,8 @@ class SharedInformer:
         try:
             async with asyncio.TaskGroup() as tg:
                 self._tg = tg
-                for listener in self._listeners:
-                    self._start_listener(listener)
+                for listener in self._processor.listeners:
+                    self._processor.start(tg, listener)
                 if self.config.resync_period:
                     tg.create_task(self._resync_loop(), name=f"resync {self.description}")
                 self.namespaced = await self._resolve()
@@ -447,7 +324,7 @@ class SharedInformer:
         """Drop a namespace's objects, telling every handler they are gone."""
         for key, entry in list(self.store.items(namespace)):
             self.store.remove(key)
-            self._notify((_DELETE, None, entry, False))
+            self._processor.notify((DELETE, None, entry, False))
 
     def namespace_synced(self, namespace: str | None) -> bool:
         """Whether the reflector covering ``namespace`` (each, for None) has listed.
@@ -520,9 +397,9 @@ class SharedInformer:
                 continue
             entries = [entry for _, entry in self.store.items()]
             self._log.debug("resync", objects=len(entries))
-            for listener in self._listeners:
+            for listener in self._processor.listeners:
                 for entry in entries:
-                    listener.push((_UPDATE, entry, entry, False))
+                    listener.push((UPDATE, entry, entry, False))
 
     # store and notifications ---------------------------------------------------------------
 
@@ -544,10 +421,6 @@ class SharedInformer:
             obj = transform(obj)
         return self.store.encode(obj)
 
-    def _notify(self, note: _Note) -> None:
-        for listener in self._listeners:
-            listener.push(note)
-
     def _current(self, reflector: Reflector) -> bool:
         # A reflector stopped by a change of scope may not touch the store any more.
         return self._reflectors.get(reflector.namespace) is reflector
@@ -561,11 +434,11 @@ class SharedInformer:
         for _, old, new in self.store.replace(items, reflector.namespace):
             if old is None:
                 assert new is not None
-                self._notify((_ADD, None, new, initial))
+                self._processor.notify((ADD, None, new, initial))
             elif new is None:
-                self._notify((_DELETE, None, old, True))
+                self._processor.notify((DELETE, None, old, True))
             else:
-                self._notify((_UPDATE, old, new, False))
+                self._processor.notify((UPDATE, old, new, False))
 
     def changed(self, reflector: Reflector, event_type: str, key: Key, entry: Entry) -> None:
         """Apply a watch event from ``reflector``; see `ReflectorSink`."""
@@ -574,13 +447,13 @@ class SharedInformer:
         self._progressed()
         if event_type == "DELETED":
             if self.store.remove(key) is not None:
-                self._notify((_DELETE, None, entry, False))
+                self._processor.notify((DELETE, None, entry, False))
             return
         old = self.store.upsert(key, entry)
         if old is None:
-            self._notify((_ADD, None, entry, False))
+            self._processor.notify((ADD, None, entry, False))
         elif old.resource_version != entry.resource_version:
-            self._notify((_UPDATE, old, entry, False))
+            self._processor.notify((UPDATE, old, entry, False))
 
     def progressed(self, reflector: Reflector) -> None:
         """Note a bookmark; see `ReflectorSink`."""
@@ -596,9 +469,9 @@ class SharedInformer:
         ):
             self._synced.set()
             self._log.info("informer synced", objects=len(self.store))
-            for listener in self._listeners:
+            for listener in self._processor.listeners:
                 if not listener.synced.is_set():
-                    listener.push((_SYNCED, None, None, False))
+                    listener.push((SYNCED, None, None, False))
         self._publish()
 
     def decode_as(self, entry: Entry, type_: type[T]) -> T:
@@ -607,35 +480,16 @@ class SharedInformer:
 
     # handlers ------------------------------------------------------------------------------
 
-    def add_listener(self, handler: ResourceEventHandler[Any], type_: type[Any]) -> _Listener:
+    def add_listener(self, handler: ResourceEventHandler[Any], type_: type[Any]) -> Listener:
         """Register a handler; it is first given every object already stored."""
-        listener = _Listener(self, handler, type_)
-        for _, entry in self.store.items():
-            listener.push((_ADD, None, entry, True))
-        if self._synced.is_set():
-            listener.push((_SYNCED, None, None, False))
-        self._listeners.append(listener)
+        listener = self._processor.add(handler, type_, self.store.items(), self._synced.is_set())
         if self._tg is not None:
-            self._start_listener(listener)
+            self._processor.start(self._tg, listener)
         return listener
 
-    def _start_listener(self, listener: _Listener) -> None:
-        assert self._tg is not None
-        listener.task = self._tg.create_task(
-            listener.run(), name=f"handler {_name(listener.handler)} of {self.description}"
-        )
-
-    def remove_listener(self, listener: _Listener) -> None:
+    def remove_listener(self, listener: Listener) -> None:
         """Unregister a handler and stop its task."""
-        if listener in self._listeners:
-            self._listeners.remove(listener)
-        if listener.task is not None:
-            listener.task.cancel()
-
-    def handler_failed(self, listener: _Listener) -> None:
-        """Log and count an exception raised by a handler (called from its except block)."""
-        self._handler_errors += 1
-        self._log.exception("event handler raised", handler=_name(listener.handler))
+        self._processor.remove(listener)
 
     # indexes -------------------------------------------------------------------------------
 
@@ -647,7 +501,7 @@ class SharedInformer:
         """True if a field index of that name exists."""
         return self.store.has_index(name)
 
-    def select(  # noqa: PLR0912 - one branch per selection option
+    def select(
         self,
         *,
         namespace: str | None,
@@ -661,41 +515,9 @@ class SharedInformer:
         Raises:
             ValueError: a field is neither of those.
         """
-        candidates: set[Key] | None = None
-        for name, value in fields:
-            if name == "metadata.namespace":
-                if namespace is not None and namespace != value:
-                    return []
-                namespace = value
-            elif name != "metadata.name":
-                if not self.store.has_index(name):
-                    raise ValueError(
-                        f"field selector {name!r} cannot be served by the cache for "
-                        f"{self.description}: add a field index first with "
-                        f"cache.index_field(type_, {name!r}, extract)"
-                    )
-                keys = self.store.by_index(name, value)
-                candidates = set(keys) if candidates is None else candidates & keys
-        names = {value for name, value in fields if name == "metadata.name"}
-        if candidates is None:
-            pairs = list(self.store.items(namespace))
-        else:
-            pairs = []
-            for key in candidates:
-                if namespace is not None and key[0] != namespace:
-                    continue
-                entry = self.store.get(key)
-                if entry is not None:
-                    pairs.append((key, entry))
-        if len(names) > 1:
-            return []
-        if names:
-            (only,) = names
-            pairs = [(key, entry) for key, entry in pairs if key[1] == only]
-        if labels is not None and not labels.empty:
-            pairs = [(key, entry) for key, entry in pairs if labels.matches(entry.labels)]
-        pairs.sort(key=lambda pair: pair[0])
-        return pairs
+        return self.store.select(
+            namespace=namespace, labels=labels, fields=fields, description=self.description
+        )
 
     # health --------------------------------------------------------------------------------
 
@@ -784,7 +606,7 @@ class SharedInformer:
             last_sync_time=max(sync_times) if sync_times else None,
             reconnects=self._retired_reconnects + sum(r.reconnects for r in reflectors),
             relists=self._retired_relists + sum(r.relists for r in reflectors),
-            handler_errors=self._handler_errors,
+            handler_errors=self._processor.errors,
             resource_version=(reflectors[0].resource_version if len(reflectors) == 1 else ""),
         )
 
@@ -852,7 +674,7 @@ class Informer(Generic[T]):
         for method in ("add", "update", "delete"):
             if not callable(getattr(handler, method, None)):
                 raise TypeError(
-                    f"{_name(handler)} is not a ResourceEventHandler: it has no {method}() "
+                    f"{handler_name(handler)} is not a ResourceEventHandler: it has no {method}() "
                     "method (use ResourceEventHandlerFuncs for plain functions)"
                 )
         return HandlerRegistration(self._shared, self._shared.add_listener(handler, self._type))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.cache._informer import InformerConfig, ResourceEventHandlerFuncs, SharedInformer
+from pyctrl.cache._informer import InformerConfig, SharedInformer
 from pyctrl.cache._listwatch import RESTSource
+from pyctrl.cache._processor import ResourceEventHandlerFuncs
 from pyctrl.log import get_logger
 from pyctrl.meta import GroupVersionKind
 from pyctrl.resource import PartialObjectMetadata

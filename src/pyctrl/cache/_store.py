@@ -16,8 +16,9 @@ import orjson
 from pyctrl.resource import PartialObjectMetadata, Unstructured
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
+    from pyctrl.labels import Selector
     from pyctrl.meta import GroupVersionKind
     from pyctrl.scheme import Scheme
 
@@ -180,6 +181,58 @@ class Store:
     def namespaces(self) -> list[str]:
         """The namespaces that hold at least one object."""
         return [ns for ns, objects in self._objects.items() if objects]
+
+    def select(  # noqa: PLR0912 - one branch per selection option
+        self,
+        *,
+        namespace: str | None,
+        labels: Selector | None,
+        fields: Sequence[tuple[str, str]],
+        description: str,
+    ) -> list[tuple[Key, Entry]]:
+        """The objects matching a namespace, label selector and exact field matches, sorted.
+
+        Fields are ``metadata.name``, ``metadata.namespace`` or field index names (as
+        controller-runtime's cache reader serves them).
+
+        Raises:
+            ValueError: a field is neither of those; the message names ``description``.
+        """
+        candidates: set[Key] | None = None
+        for name, value in fields:
+            if name == "metadata.namespace":
+                if namespace is not None and namespace != value:
+                    return []
+                namespace = value
+            elif name != "metadata.name":
+                if not self.has_index(name):
+                    raise ValueError(
+                        f"field selector {name!r} cannot be served by the cache for "
+                        f"{description}: add a field index first with "
+                        f"cache.index_field(type_, {name!r}, extract)"
+                    )
+                keys = self.by_index(name, value)
+                candidates = set(keys) if candidates is None else candidates & keys
+        names = {value for name, value in fields if name == "metadata.name"}
+        if candidates is None:
+            pairs = list(self.items(namespace))
+        else:
+            pairs = []
+            for key in candidates:
+                if namespace is not None and key[0] != namespace:
+                    continue
+                entry = self.get(key)
+                if entry is not None:
+                    pairs.append((key, entry))
+        if len(names) > 1:
+            return []
+        if names:
+            (only,) = names
+            pairs = [(key, entry) for key, entry in pairs if key[1] == only]
+        if labels is not None and not labels.empty:
+            pairs = [(key, entry) for key, entry in pairs if labels.matches(entry.labels)]
+        pairs.sort(key=lambda pair: pair[0])
+        return pairs
 
     def __len__(self) -> int:
         return sum(len(objects) for objects in self._objects.values())
