@@ -1,11 +1,9 @@
-"""The workqueue itself: dirty and processing sets, delays, priorities, shutdown."""
+"""The workqueue: dirty and processing sets, shutdown (ready keys: _priority; delays: _delaying)."""
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
-import heapq
 import itertools
 import math
 from collections import deque
@@ -17,7 +15,9 @@ from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from pyctrl.clock import RealClock
 from pyctrl.errors import PyctrlError
+from pyctrl.workqueue._delaying import DelayedKeys
 from pyctrl.workqueue._metrics import NoopQueueMetrics
+from pyctrl.workqueue._priority import BLOCKED, DELAYED, GONE, READY, Entry, ReadyKeys
 from pyctrl.workqueue._ratelimit import default_controller_rate_limiter
 from pyctrl.workqueue._triggers import EMPTY, Trigger, Triggers, _Log
 
@@ -46,17 +46,6 @@ DEFAULT_STARVATION_TIMEOUT: Final = 300.0
 """Seconds a ready key may wait before it gets every other turn regardless of priority."""
 
 _PROGRESS_PERIOD: Final = 0.5  # client-go's unfinished-work update period
-
-# Entry states. A dirty key's entry is READY (can be handed out), DELAYED (waits for
-# its due time) or BLOCKED (added again while being processed: waits for done()).
-# GONE marks entries handed out or dropped, so heap elements pointing at them are stale.
-_READY: Final = 0
-_DELAYED: Final = 1
-_BLOCKED: Final = 2
-_GONE: Final = 3
-
-# Heaps drop stale elements lazily; rebuild one once it is mostly garbage.
-_COMPACT_SLACK: Final = 64
 
 
 class ShutDownError(PyctrlError):
@@ -93,92 +82,6 @@ class QueueStatistics:
     longest_running_processor_seconds: float
     unfinished_work_seconds: float
     depth_by_priority: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
-
-
-class _Entry(Generic[K]):
-    """One dirty key: its priority, when it is due, and where it stands."""
-
-    __slots__ = ("delay_seq", "due", "key", "order", "priority", "state", "triggers")
-
-    def __init__(self, key: K, priority: int, due: float, order: int) -> None:
-        self.key = key
-        self.priority = priority
-        self.due = due
-        self.order = order
-        self.state = _GONE
-        self.delay_seq = -1
-        self.triggers: _Log | None = None
-
-
-class _Level(Generic[K]):
-    """The ready keys of one priority, ordered by due time, then arrival.
-
-    Keys usually become ready in that order (an add is due now), so they go to a deque,
-    O(1); the few that do not (delayed keys handed over late, promoted keys) go to a
-    heap. An element is stale once its entry is no longer ready at this priority: entries
-    are only ever promoted, so a stale element never becomes valid again.
-    """
-
-    __slots__ = ("count", "fifo", "late", "priority")
-
-    def __init__(self, priority: int) -> None:
-        self.priority = priority
-        self.count = 0
-        self.fifo: deque[_Entry[K]] = deque()
-        # (due, order, entry); order is unique, so entries themselves are never compared.
-        self.late: list[tuple[float, int, _Entry[K]]] = []
-
-    def push(self, entry: _Entry[K]) -> None:
-        fifo = self.fifo
-        if fifo:
-            tail = fifo[-1]
-            in_order = tail.due < entry.due or (tail.due == entry.due and tail.order < entry.order)
-        else:
-            in_order = True
-        if in_order:
-            fifo.append(entry)
-        else:
-            heapq.heappush(self.late, (entry.due, entry.order, entry))
-        self.count += 1
-        if len(fifo) + len(self.late) > 2 * self.count + _COMPACT_SLACK:
-            self._compact()
-
-    def _valid(self, entry: _Entry[K]) -> bool:
-        return entry.state == _READY and entry.priority == self.priority
-
-    def head(self) -> _Entry[K]:
-        """The first ready key; the level must hold one."""
-        fifo, late = self.fifo, self.late
-        while fifo and not self._valid(fifo[0]):
-            fifo.popleft()
-        while late and not self._valid(late[0][2]):
-            heapq.heappop(late)
-        if not late:
-            return fifo[0]
-        if fifo:
-            first = fifo[0]
-            if (first.due, first.order) < late[0][:2]:
-                return first
-        return late[0][2]
-
-    def pop(self) -> _Entry[K]:
-        """Remove and return the first ready key."""
-        entry = self.head()
-        if self.fifo and self.fifo[0] is entry:
-            self.fifo.popleft()
-        else:
-            heapq.heappop(self.late)
-        self.count -= 1
-        return entry
-
-    def _compact(self) -> None:
-        entries = itertools.chain(self.fifo, (element[2] for element in self.late))
-        valid = sorted(
-            (entry for entry in entries if self._valid(entry)),
-            key=lambda entry: (entry.due, entry.order),
-        )
-        self.fifo = deque(valid)
-        self.late = []
 
 
 def _check_priority(priority: int) -> int:
@@ -243,25 +146,18 @@ class WorkQueue(Generic[K]):
         )
         self._metrics: QueueMetrics = metrics if metrics is not None else NoopQueueMetrics()
         self._reports_progress = not isinstance(self._metrics, NoopQueueMetrics)
-        self._starvation_timeout = starvation_timeout
 
-        self._entries: dict[K, _Entry[K]] = {}
+        self._entries: dict[K, Entry[K]] = {}
         self._processing: dict[K, float] = {}
-        # Ready keys by priority; _priorities lists the non-empty levels, ascending.
-        self._levels: dict[int, _Level[K]] = {}
-        self._priorities: list[int] = []
-        # (due, seq, entry): delayed keys by due time. seq is unique, so entries
-        # themselves are never compared.
-        self._delay_heap: list[tuple[float, int, _Entry[K]]] = []
+        self._ready: ReadyKeys[K] = ReadyKeys(starvation_timeout)
         self._ready_count = 0
-        self._delayed_count = 0
         self._seq = itertools.count()
-        self._aged_last = False
+        self._delayed: DelayedKeys[K] = DelayedKeys(
+            self._clock, self._seq, self._make_ready, lambda: self._shutting_down
+        )
 
         self._getters: deque[asyncio.Future[None]] = deque()
         self._drain_waiters: list[asyncio.Future[None]] = []
-        self._timer: TimerHandle | None = None
-        self._timer_due: float | None = None
         self._progress_timer: TimerHandle | None = None
         self._shutting_down = False
 
@@ -361,129 +257,43 @@ class WorkQueue(Generic[K]):
                 entry.triggers = _Log(trigger)
             else:
                 entry.triggers.record(trigger)
-        if entry.state == _READY:
+        if entry.state == READY:
             if priority > entry.priority:
-                self._reprioritize(entry, priority)
-        elif entry.state == _DELAYED:
+                self._ready.reprioritize(entry, priority)
+        elif entry.state == DELAYED:
             entry.priority = max(entry.priority, priority)
             if due < entry.due:
                 entry.due = due
                 if due <= now:
-                    self._delayed_count -= 1
+                    self._delayed.count -= 1
                     self._make_ready(entry)
                 else:
-                    self._make_delayed(entry)
+                    self._delayed.push(entry)
         else:
             entry.priority = max(entry.priority, priority)
             entry.due = min(entry.due, due)
 
-    def _add_new(self, key: K, due: float, priority: int, now: float) -> _Entry[K]:
-        entry = _Entry(key, priority, due, next(self._seq))
+    def _add_new(self, key: K, due: float, priority: int, now: float) -> Entry[K]:
+        entry = Entry(key, priority, due, next(self._seq))
         self._entries[key] = entry
         self._adds += 1
         self._metrics.added()
         if key in self._processing:
-            entry.state = _BLOCKED
+            entry.state = BLOCKED
         elif due <= now:
             self._make_ready(entry)
         else:
-            self._delayed_count += 1
-            self._make_delayed(entry)
+            self._delayed.count += 1
+            self._delayed.push(entry)
         return entry
 
-    def _make_ready(self, entry: _Entry[K]) -> None:
-        entry.state = _READY
-        level = self._levels.get(entry.priority)
-        if level is None:
-            level = self._level(entry.priority)
-        level.push(entry)
+    def _make_ready(self, entry: Entry[K]) -> None:
+        entry.state = READY
+        self._ready.push(entry)
         self._ready_count += 1
         self._metrics.depth(self._ready_count)
         if self._getters:
             self._wake_getter()
-
-    def _level(self, priority: int) -> _Level[K]:
-        level = self._levels.get(priority)
-        if level is None:
-            level = self._levels[priority] = _Level(priority)
-            bisect.insort(self._priorities, priority)
-        return level
-
-    def _level_emptied(self, level: _Level[K]) -> None:
-        # Whatever elements remain are stale: drop the level with them.
-        del self._levels[level.priority]
-        del self._priorities[bisect.bisect_left(self._priorities, level.priority)]
-
-    def _reprioritize(self, entry: _Entry[K], priority: int) -> None:
-        old = self._levels[entry.priority]
-        old.count -= 1
-        if not old.count:
-            self._level_emptied(old)
-        entry.priority = priority
-        self._level(priority).push(entry)
-
-    def _make_delayed(self, entry: _Entry[K]) -> None:
-        entry.state = _DELAYED
-        seq = next(self._seq)
-        entry.delay_seq = seq
-        heap = self._delay_heap
-        heapq.heappush(heap, (entry.due, seq, entry))
-        if len(heap) > 2 * self._delayed_count + _COMPACT_SLACK:
-            heap[:] = [e for e in heap if e[2].state == _DELAYED and e[2].delay_seq == e[1]]
-            heapq.heapify(heap)
-        self._arm_timer()
-
-    # -- time -------------------------------------------------------------------------
-
-    def _next_due(self) -> float | None:
-        heap = self._delay_heap
-        while heap:
-            due, seq, entry = heap[0]
-            if entry.state == _DELAYED and entry.delay_seq == seq:
-                return due
-            heapq.heappop(heap)
-        return None
-
-    def _arm_timer(self) -> None:
-        # One clock timer at the earliest due time moves delayed keys to ready and wakes
-        # a getter, so no task polls. A timer set earlier than needed just re-arms.
-        due = self._next_due()
-        if due is None or self._shutting_down:
-            self._cancel_timer()
-            return
-        if self._timer is not None and self._timer_due is not None and self._timer_due <= due:
-            return
-        self._cancel_timer()
-        self._timer_due = due
-        self._timer = self._clock.call_at(due, self._on_timer)
-
-    def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer = None
-        self._timer_due = None
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self._timer_due = None
-        if not self._shutting_down:
-            self._promote_due()
-            self._arm_timer()
-
-    def _promote_due(self) -> None:
-        heap = self._delay_heap
-        if not heap:
-            return
-        now = self._clock.now()
-        promoted = False
-        while heap and heap[0][0] <= now:
-            _, seq, entry = heapq.heappop(heap)
-            if entry.state == _DELAYED and entry.delay_seq == seq:
-                self._delayed_count -= 1
-                self._make_ready(entry)
-                promoted = True
-        if promoted:
-            self._arm_timer()
 
     # -- handing out ------------------------------------------------------------------
 
@@ -507,7 +317,7 @@ class WorkQueue(Generic[K]):
             entry = await self._wait_for_entry()
         return entry.key, entry.priority
 
-    async def _wait_for_entry(self) -> _Entry[K]:
+    async def _wait_for_entry(self) -> Entry[K]:
         while True:
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._getters.append(waiter)
@@ -543,45 +353,20 @@ class WorkQueue(Generic[K]):
             raise asyncio.QueueEmpty
         return entry.key, entry.priority
 
-    def _next_ready(self) -> _Entry[K] | None:
+    def _next_ready(self) -> Entry[K] | None:
         if self._shutting_down:
             raise ShutDownError(f"workqueue {self.name!r} is shut down")
-        if self._delay_heap:
-            self._promote_due()
+        if self._delayed.heap:
+            self._delayed.promote_due()
         if not self._ready_count:
             return None
         now = self._clock.now()
-        level = self._levels[self._priorities[-1]]
-        if self._aged_last:
-            self._aged_last = False
-        elif self._starvation_timeout is not None and len(self._priorities) > 1:
-            level = self._starving_level(level, now, self._starvation_timeout)
-        entry = level.pop()
-        if not level.count:
-            self._level_emptied(level)
+        entry = self._ready.pop(now)
         self._take(entry, now)
         return entry
 
-    def _starving_level(self, top: _Level[K], now: float, timeout: float) -> _Level[K]:
-        """The level to serve this turn: ``top``, unless a lower one holds a starving key.
-
-        A starving key is the oldest ready key, below the top priority, ready for at
-        least ``timeout`` seconds. It is served every other turn.
-        """
-        oldest = top
-        oldest_head = top.head()
-        for priority in self._priorities[:-1]:
-            level = self._levels[priority]
-            head = level.head()
-            if (head.due, head.order) < (oldest_head.due, oldest_head.order):
-                oldest, oldest_head = level, head
-        if oldest is not top and now - oldest_head.due >= timeout:
-            self._aged_last = True
-            return oldest
-        return top
-
-    def _take(self, entry: _Entry[K], now: float) -> None:
-        entry.state = _GONE
+    def _take(self, entry: Entry[K], now: float) -> None:
+        entry.state = GONE
         key = entry.key
         del self._entries[key]
         self._ready_count -= 1
@@ -626,8 +411,8 @@ class WorkQueue(Generic[K]):
             if entry.due <= now:
                 self._make_ready(entry)
             else:
-                self._delayed_count += 1
-                self._make_delayed(entry)
+                self._delayed.count += 1
+                self._delayed.push(entry)
         if not self._processing and (self._progress_timer is not None or self._drain_waiters):
             self._idle()
 
@@ -691,16 +476,15 @@ class WorkQueue(Generic[K]):
         if self._shutting_down:
             return
         self._shutting_down = True
-        self._cancel_timer()
+        self._delayed.cancel_timer()
         for entry in self._entries.values():
-            entry.state = _GONE
+            entry.state = GONE
         self._entries.clear()
-        self._levels.clear()
-        self._priorities.clear()
-        self._delay_heap.clear()
+        self._ready.clear()
+        self._delayed.heap.clear()
         had_ready = self._ready_count
         self._ready_count = 0
-        self._delayed_count = 0
+        self._delayed.count = 0
         if had_ready:
             self._metrics.depth(0)
         getters, self._getters = self._getters, deque()
@@ -717,7 +501,7 @@ class WorkQueue(Generic[K]):
 
     def __len__(self) -> int:
         """The depth: keys ready to hand out now."""
-        self._promote_due()
+        self._delayed.promote_due()
         return self._ready_count
 
     def triggers(self, key: K) -> Triggers:
@@ -736,19 +520,19 @@ class WorkQueue(Generic[K]):
 
     def statistics(self) -> QueueStatistics:
         """A snapshot of the queue's depth, counters and work in progress."""
-        self._promote_due()
+        self._delayed.promote_due()
         unfinished, longest = self._work_in_progress(self._clock.now())
         return QueueStatistics(
             depth=self._ready_count,
-            delayed=self._delayed_count,
-            blocked=len(self._entries) - self._ready_count - self._delayed_count,
+            delayed=self._delayed.count,
+            blocked=len(self._entries) - self._ready_count - self._delayed.count,
             processing=len(self._processing),
             adds=self._adds,
             retries=self._retries,
             longest_running_processor_seconds=longest,
             unfinished_work_seconds=unfinished,
             depth_by_priority=MappingProxyType(
-                {priority: level.count for priority, level in self._levels.items()}
+                {priority: level.count for priority, level in self._ready.levels.items()}
             ),
         )
 
@@ -756,5 +540,5 @@ class WorkQueue(Generic[K]):
         state = " shut down" if self._shutting_down else ""
         return (
             f"<WorkQueue {self.name!r} depth={self._ready_count} "
-            f"delayed={self._delayed_count} processing={len(self._processing)}{state}>"
+            f"delayed={self._delayed.count} processing={len(self._processing)}{state}>"
         )
