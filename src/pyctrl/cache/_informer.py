@@ -162,6 +162,66 @@ class HandlerRegistration:
         self._informer.remove_listener(self._listener)
 
 
+class _Resolution:
+    """An informer's lookup of its type on the API server, retried with backoff until found.
+
+    A type the server does not serve yet (a CRD not installed) is looked up again and
+    again; the failures count against the informer's health.
+    """
+
+    def __init__(
+        self,
+        source: TypeSource,
+        *,
+        policy: BackoffPolicy,
+        clock: Clock,
+        random: Callable[[], float],
+        description: str,
+        log: Any,
+    ) -> None:
+        self._source = source
+        self._policy = policy
+        self._clock = clock
+        self._random = random
+        self._description = description
+        self._log = log
+        self.resolving = False
+        self.error: str | None = None
+        self.error_time: float | None = None
+        self.failing_since: float | None = None
+
+    async def resolve(self, failed: Callable[[], None]) -> bool:
+        """Whether the type is namespaced, once the server serves it; ``failed`` after each miss."""
+        backoff = Backoff(self._policy, self._clock, self._random)
+        self.resolving = True
+        try:
+            while True:
+                try:
+                    namespaced = await self._source.namespaced()
+                except Exception as exc:
+                    now = self._clock.now()
+                    delay = backoff.next_delay()
+                    self.error = (
+                        f"cannot find {self._description} on the API server: "
+                        f"{type(exc).__name__}: {exc}"
+                    )
+                    self.error_time = now
+                    if self.failing_since is None:
+                        self.failing_since = now
+                    self._log.warning(
+                        "no REST mapping for type; retrying",
+                        error=self.error,
+                        retry_in=round(delay, 3),
+                    )
+                    failed()
+                    await self._clock.sleep(delay)
+                else:
+                    self.failing_since = None
+                    return namespaced
+        finally:
+            self.resolving = False
+
+
 class SharedInformer:
     """The store, reflectors and handlers of one type: see the module documentation.
 
@@ -212,10 +272,14 @@ class SharedInformer:
         self._synced = asyncio.Event()
         self._running = False
         self._stopped = False
-        self._resolving = False
-        self._resolve_error: str | None = None
-        self._resolve_error_time: float | None = None
-        self._resolve_failing_since: float | None = None
+        self._resolution = _Resolution(
+            source,
+            policy=config.backoff,
+            clock=clock,
+            random=random,
+            description=self.description,
+            log=self._log,
+        )
         self.namespaced: bool | None = None
         self._health_timer: TimerHandle | None = None
         self._published_reconnects = 0
@@ -235,7 +299,7 @@ class SharedInformer:
                     self._processor.start(tg, listener)
                 if self.config.resync_period:
                     tg.create_task(self._resync_loop(), name=f"resync {self.description}")
-                self.namespaced = await self._resolve()
+                self.namespaced = await self._resolution.resolve(self._publish)
                 self._resolved = True
                 self._apply_scope()
                 self.status_changed(None)
@@ -357,36 +421,6 @@ class SharedInformer:
         if self._progress is None:
             self._progress = asyncio.Event()
         await self._progress.wait()
-
-    async def _resolve(self) -> bool:
-        backoff = Backoff(self.config.backoff, self._clock, self._random)
-        self._resolving = True
-        try:
-            while True:
-                try:
-                    namespaced = await self._source.namespaced()
-                except Exception as exc:
-                    now = self._clock.now()
-                    delay = backoff.next_delay()
-                    self._resolve_error = (
-                        f"cannot find {self.description} on the API server: "
-                        f"{type(exc).__name__}: {exc}"
-                    )
-                    self._resolve_error_time = now
-                    if self._resolve_failing_since is None:
-                        self._resolve_failing_since = now
-                    self._log.warning(
-                        "no REST mapping for type; retrying",
-                        error=self._resolve_error,
-                        retry_in=round(delay, 3),
-                    )
-                    self._publish()
-                    await self._clock.sleep(delay)
-                else:
-                    self._resolve_failing_since = None
-                    return namespaced
-        finally:
-            self._resolving = False
 
     async def _resync_loop(self) -> None:
         period = self.config.resync_period
@@ -548,8 +582,8 @@ class SharedInformer:
 
     def _failing_since(self) -> float | None:
         times = [r.failing_since for r in self._reflectors.values() if r.failing_since is not None]
-        if self._resolve_failing_since is not None:
-            times.append(self._resolve_failing_since)
+        if self._resolution.failing_since is not None:
+            times.append(self._resolution.failing_since)
         return min(times) if times else None
 
     def healthy(self) -> bool:
@@ -566,8 +600,9 @@ class SharedInformer:
             for r in self._reflectors.values()
             if r.last_error is not None and r.last_error_time is not None
         ]
-        if self._resolve_error is not None and self._resolve_error_time is not None:
-            errors.append((self._resolve_error_time, self._resolve_error))
+        resolution = self._resolution
+        if resolution.error is not None and resolution.error_time is not None:
+            errors.append((resolution.error_time, resolution.error))
         return max(errors)[1] if errors else None
 
     def _state(self) -> str:  # noqa: PLR0911 - one answer per informer state
@@ -575,7 +610,7 @@ class SharedInformer:
             return "stopped"
         if not self._running:
             return "pending"
-        if self._resolving or not self._resolved:
+        if self._resolution.resolving or not self._resolved:
             return "resolving"
         states = {type(r.state).__name__ for r in self._reflectors.values()}
         if "BackingOff" in states:
@@ -591,8 +626,8 @@ class SharedInformer:
         last_error = self.last_error()
         reflectors = list(self._reflectors.values())
         error_times = [r.last_error_time for r in reflectors if r.last_error_time]
-        if self._resolve_error_time is not None:
-            error_times.append(self._resolve_error_time)
+        if self._resolution.error_time is not None:
+            error_times.append(self._resolution.error_time)
         sync_times = [r.last_sync_time for r in reflectors if r.last_sync_time is not None]
         return InformerStatus(
             gvk=self.gvk,
