@@ -95,7 +95,7 @@ def _replica(env: Environment, index: int, done: list[float]) -> Manager:
 def _cached(manager: Manager) -> tuple[int, int]:
     """Objects and stored bytes in the replica's ShardItem informer."""
     objects = stored = 0
-    for shared in manager.cache._informers.values():
+    for shared in manager.cache._informers.informers.values():
         if shared.gvk.kind == "ShardItem":
             objects += len(shared.store)
             stored += sum(len(entry.data) for _, entry in shared.store.items())

@@ -5,27 +5,21 @@ from __future__ import annotations
 import asyncio
 import base64
 import bisect
-import contextvars
 import random as _random
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from pyctrl import metrics
-from pyctrl.cache._consistency import OwnWrites, PendingWrite
+from pyctrl.cache._consistency import ReadYourWrites
 from pyctrl.cache._errors import CacheNotReadyError, CacheNotStartedError, ResourceNotCachedError
-from pyctrl.cache._informer import Informer, InformerConfig, InformerStatus, SharedInformer
-from pyctrl.cache._listwatch import RESTSource
-from pyctrl.cache._namespaces import NamespaceFollower
+from pyctrl.cache._informer import Informer, InformerStatus, SharedInformer
+from pyctrl.cache._informers import Informers
+from pyctrl.cache._namespaces import NamespaceScope
 from pyctrl.cache._options import (
-    ByObject,
     CacheOptions,
     check_namespaces,
     field_requirements,
-    field_selector_string,
-    selector_string,
 )
-from pyctrl.cache._sharded import UID_INDEX, ShardedSource, shard_objects
 from pyctrl.cache._store import Key, to_type
 from pyctrl.client import ObjectList, RESTClient, RESTMapper
 from pyctrl.clock import RealClock
@@ -33,14 +27,13 @@ from pyctrl.errors import CacheSyncTimeoutError, NotFoundError
 from pyctrl.labels import Selector
 from pyctrl.labels import parse as parse_labels
 from pyctrl.log import get_logger
-from pyctrl.meta import GroupVersionKind
-from pyctrl.resource import PartialObjectMetadata, Unstructured
 from pyctrl.scheme import Scheme, default_scheme
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
     from pyctrl.clock import Clock
+    from pyctrl.meta import GroupVersionKind
     from pyctrl.sharding import SlotAssignment
 
 __all__ = ["Cache"]
@@ -48,12 +41,6 @@ __all__ = ["Cache"]
 T = TypeVar("T")
 
 _log = get_logger("pyctrl.cache")
-_UNTYPED: tuple[type[Any], ...] = (Unstructured, PartialObjectMetadata, dict)
-
-
-def _uid_of(obj: dict[str, Any]) -> list[str]:
-    uid = (obj.get("metadata") or {}).get("uid")
-    return [uid] if uid else []
 
 
 class Cache:
@@ -96,47 +83,32 @@ class Cache:
     ) -> None:
         if mapper is None:
             mapper = RESTMapper(rest)
-        self._rest = rest
-        self._mapper = mapper
         self._scheme = scheme or default_scheme()
         self.options = options or CacheOptions()
         self._clock: Clock = clock or RealClock()
-        self._random = random or _random.random
-        self._by_type: dict[GroupVersionKind, ByObject] = {
-            self._gvk_of(key): value for key, value in self.options.by_type.items()
-        }
-        self._metadata_only = {self._gvk_of(key) for key in self.options.metadata_only}
-        self._informers: dict[tuple[GroupVersionKind, bool], SharedInformer] = {}
-        self._shards: dict[GroupVersionKind, SlotAssignment] = {}
-        self._sources: dict[tuple[GroupVersionKind, bool], RESTSource] = {}
-        self._tasks: dict[tuple[GroupVersionKind, bool], asyncio.Task[None]] = {}
-        # Informers that follow the cache-wide namespaces (no ByObject namespaces of their own).
-        self._followers: set[tuple[GroupVersionKind, bool]] = set()
-        self._scope: tuple[str, ...] | None = tuple(self.options.namespaces) or None
-        self._dynamic = False
-        self._own_writes = OwnWrites()
-        self._selector: NamespaceFollower | None = None
-        if self.options.namespace_selector is not None:
-            self._selector = NamespaceFollower(
-                selector_string(self.options.namespace_selector) or "",
-                self._selected,
-                rest=rest,
-                mapper=mapper,
-                scheme=self._scheme,
-                options=self.options,
-                clock=self._clock,
-                random=self._random,
-            )
-            self._scope = ()
-        self._tg: asyncio.TaskGroup | None = None
+        random = random or _random.random
+        self._scope = NamespaceScope(
+            self.options,
+            on_change=self._set_scope,
+            rest=rest,
+            mapper=mapper,
+            scheme=self._scheme,
+            clock=self._clock,
+            random=random,
+        )
+        self._informers = Informers(
+            rest,
+            mapper,
+            self._scheme,
+            self.options,
+            clock=self._clock,
+            random=random,
+            scope=self._scope,
+        )
+        self._own_writes = ReadYourWrites(self._clock, self.options)
         self._started = asyncio.Event()
         self._ran = False
         self._stopped = False
-
-    def _gvk_of(self, key: type[Any] | GroupVersionKind) -> GroupVersionKind:
-        if isinstance(key, GroupVersionKind):
-            return key
-        return self._scheme.gvk_for(key)
 
     # running ---------------------------------------------------------------------------
 
@@ -151,45 +123,13 @@ class Cache:
         self._ran = True
         try:
             async with asyncio.TaskGroup() as tg:
-                self._tg = tg
-                if self._selector is not None:
-                    tg.create_task(
-                        self._selector.run(),
-                        name=f"informer {self._selector.informer.description}",
-                        context=contextvars.Context(),
-                    )
-                for key, shared in self._informers.items():
-                    self._run(key, shared)
+                self._informers.start(tg)
                 self._started.set()
-                _log.info("cache started", informers=len(self._informers))
+                _log.info("cache started", informers=len(self._informers.informers))
                 await asyncio.Event().wait()
         finally:
-            self._tg = None
+            self._informers.stop()
             self._stopped = True
-
-    def _run(self, key: tuple[GroupVersionKind, bool], shared: SharedInformer) -> None:
-        assert self._tg is not None
-        # A fresh context: an informer asked for inside a reconcile must not log as it.
-        self._tasks[key] = self._tg.create_task(
-            self._informer_main(key, shared),
-            name=f"informer {shared.description}",
-            context=contextvars.Context(),
-        )
-
-    async def _informer_main(
-        self, key: tuple[GroupVersionKind, bool], shared: SharedInformer
-    ) -> None:
-        if self._selector is not None and key in self._followers:
-            # Which namespaces to watch is not known before the selected ones are listed.
-            await self._selector.known.wait()
-            shared.set_scope(self._scope)
-        await shared.run()
-
-    def _every(self) -> list[SharedInformer]:
-        every = list(self._informers.values())
-        if self._selector is not None:
-            every.append(self._selector.informer)
-        return every
 
     # namespaces ------------------------------------------------------------------------
 
@@ -199,7 +139,7 @@ class Cache:
 
         Types given namespaces of their own (`ByObject.namespaces`) keep those.
         """
-        return self._scope
+        return self._scope.namespaces
 
     def set_namespaces(self, namespaces: Iterable[str] | None) -> None:
         """Cache namespaced types in these namespaces from now on (None: all; empty: none).
@@ -215,27 +155,18 @@ class Cache:
                 `CacheOptions.namespace_selector` (which sets the namespaces itself).
             TypeError: ``namespaces`` is a single string.
         """
-        if self._selector is not None:
+        if self._scope.follower is not None:
             raise ValueError(
                 "Cache.set_namespaces: this cache follows the namespace selector "
-                f"{self._selector.selector!r}; it chooses the namespaces itself"
+                f"{self._scope.follower.selector!r}; it chooses the namespaces itself"
             )
         scope = None if namespaces is None else check_namespaces("Cache.set_namespaces", namespaces)
-        self._dynamic = True
+        self._scope.dynamic = True
         self._set_scope(scope)
 
-    def _selected(self, names: tuple[str, ...]) -> None:
-        self._set_scope(names)
-
     def _set_scope(self, scope: tuple[str, ...] | None) -> None:
-        if scope == self._scope:
-            return
-        _log.info("cached namespaces changed", namespaces=list(scope) if scope else scope)
-        self._scope = scope
-        for key in self._followers:
-            shared = self._informers.get(key)
-            if shared is not None:
-                shared.set_scope(scope)
+        if self._scope.set(scope):
+            self._informers.rescope(scope)
 
     async def wait_started(self) -> None:
         """Wait until `start` is running."""
@@ -260,7 +191,7 @@ class Cache:
         try:
             async with self._clock.timeout_at(deadline):
                 await self._started.wait()
-                while pending := [s for s in self._every() if not s.synced()]:
+                while pending := [s for s in self._informers.every() if not s.synced()]:
                     for shared in pending:
                         await shared.wait_synced()
         except TimeoutError:
@@ -268,22 +199,18 @@ class Cache:
                 raise CacheSyncTimeoutError(
                     f"cache did not start within {timeout:g}s: is Cache.start running?"
                 ) from None
-            unsynced = [
-                s.description + (f" (last error: {s.last_error()})" if s.last_error() else "")
-                for s in self._every()
-                if not s.synced()
-            ]
+            unsynced = self._informers.unsynced()
             raise CacheSyncTimeoutError(
                 f"informers not synced within {timeout:g}s: {'; '.join(unsynced)}"
             ) from None
 
     def synced(self) -> bool:
         """True if the cache runs and every informer has completed its first list."""
-        return self.started and all(s.synced() for s in self._every())
+        return self.started and all(s.synced() for s in self._informers.every())
 
     def healthy(self) -> bool:
         """True if the cache runs and no informer has been failing for too long."""
-        return self.started and all(s.healthy() for s in self._every())
+        return self.started and all(s.healthy() for s in self._informers.every())
 
     def check_ready(self) -> None:
         """A readiness check (`pyctrl.healthz.Checker`): synced and healthy, or raise.
@@ -293,100 +220,15 @@ class Cache:
         """
         if not self.started:
             raise CacheNotReadyError("cache not started")
-        problems = []
-        for shared in self._every():
-            synced, healthy = shared.synced(), shared.healthy()
-            if synced and healthy:
-                continue
-            what = " and ".join(
-                word for word, bad in (("not synced", not synced), ("failing", not healthy)) if bad
-            )
-            error = shared.last_error()
-            problems.append(f"{shared.description}: {what}" + (f" ({error})" if error else ""))
+        problems = self._informers.problems()
         if problems:
             raise CacheNotReadyError("; ".join(problems))
 
     def status(self) -> list[InformerStatus]:
         """The status of every informer."""
-        return [shared.status() for shared in self._every()]
+        return [shared.status() for shared in self._informers.every()]
 
     # informers -------------------------------------------------------------------------
-
-    def _key(
-        self, type_: type[Any], gvk: GroupVersionKind | None, metadata_only: bool | None
-    ) -> tuple[GroupVersionKind, bool]:
-        if not isinstance(type_, type):
-            raise TypeError(f"expected a type (e.g. V1Pod or Unstructured), got {type_!r}")
-        if type_ in _UNTYPED:
-            if gvk is None:
-                raise TypeError(
-                    f"{type_.__name__} does not say which kind it is: "
-                    "pass gvk=GroupVersionKind(...)"
-                )
-        else:
-            own = self._scheme.gvk_for(type_)
-            if gvk is not None and gvk != own:
-                raise ValueError(f"gvk={gvk} does not match {type_.__qualname__}, which is {own}")
-            gvk = own
-        if metadata_only is None:
-            by_type = self._by_type.get(gvk)
-            metadata_only = (
-                type_ is PartialObjectMetadata
-                or gvk in self._metadata_only
-                or bool(by_type and by_type.metadata_only)
-            )
-        return gvk, metadata_only
-
-    def _shared(self, gvk: GroupVersionKind, metadata_only: bool) -> SharedInformer:
-        key = (gvk, metadata_only)
-        shared = self._informers.get(key)
-        if shared is not None:
-            return shared
-        options = self.options
-        by_type = self._by_type.get(gvk) or ByObject()
-        source_args: dict[str, Any] = {
-            "label_selector": selector_string(by_type.labels),
-            "field_selector": field_selector_string(by_type.fields),
-            "metadata_only": metadata_only,
-        }
-        assignment = self._shards.get(gvk)
-        source = (
-            RESTSource(self._rest, self._mapper, gvk, **source_args)
-            if assignment is None
-            else ShardedSource(self._rest, self._mapper, gvk, assignment=assignment, **source_args)
-        )
-        follows = by_type.namespaces is None
-        config = InformerConfig(
-            namespaces=tuple(by_type.namespaces or ()) if not follows else self._scope or (),
-            transform=by_type.transform or options.default_transform,
-            metadata_only=metadata_only,
-            resync_period=options.sync_period,
-            backoff=options.backoff,
-            page_size=options.page_size,
-            watch_list=options.watch_list,
-            min_watch_timeout=options.min_watch_timeout,
-            idle_timeout=options.watch_idle_timeout,
-            unhealthy_after=options.unhealthy_after,
-        )
-        shared = SharedInformer(
-            gvk=gvk,
-            source=source,
-            config=config,
-            scheme=self._scheme,
-            clock=self._clock,
-            random=self._random,
-        )
-        if assignment is not None:
-            shared.add_index(UID_INDEX, _uid_of)
-            shard_objects.labels(shared.description).set_function(lambda: len(shared.store))
-        if follows:
-            self._followers.add(key)
-            shared.set_scope(self._scope)
-        self._informers[key] = shared
-        self._sources[key] = source
-        if self._tg is not None:
-            self._run(key, shared)
-        return shared
 
     def shard(self, type_: type[Any] | GroupVersionKind, assignment: SlotAssignment) -> None:
         """Cache only the objects of ``type_`` in ``assignment``'s slots (KEP-5866).
@@ -398,15 +240,7 @@ class Cache:
         Raises:
             RuntimeError: an informer for the type exists already (unsharded).
         """
-        gvk = self._gvk_of(type_)
-        if self._shards.get(gvk) is assignment:
-            return
-        if any(key[0] == gvk for key in self._informers):
-            raise RuntimeError(
-                f"Cache.shard({gvk.kind}): an informer for it exists already; "
-                "shard a type before anything reads or watches it"
-            )
-        self._shards[gvk] = assignment
+        self._informers.shard(self._informers.gvk_of(type_), assignment)
 
     def remove_informer(
         self,
@@ -424,17 +258,7 @@ class Cache:
         Returns:
             Whether there was such an informer.
         """
-        key = self._key(type_, gvk, metadata_only)
-        shared = self._informers.pop(key, None)
-        if shared is None:
-            return False
-        self._sources.pop(key, None)
-        self._followers.discard(key)
-        task = self._tasks.pop(key, None)
-        if task is not None:
-            task.cancel()
-        _log.info("informer removed", type=shared.description)
-        return True
+        return self._informers.remove(self._informers.key(type_, gvk, metadata_only)) is not None
 
     def get_informer(
         self,
@@ -456,8 +280,8 @@ class Cache:
             TypeError: ``type_`` is untyped and no ``gvk`` was given.
             pyctrl.errors.SchemeError: ``type_`` is not a known Kubernetes type.
         """
-        key = self._key(type_, gvk, metadata_only)
-        return Informer(self._shared(*key), type_)
+        key = self._informers.key(type_, gvk, metadata_only)
+        return Informer(self._informers.get(*key), type_)
 
     def index_field(
         self,
@@ -479,7 +303,7 @@ class Cache:
             raise ValueError(f"index_field: the field name must be a non-empty string: {field!r}")
         if not callable(extract):
             raise TypeError(f"index_field: extract must be callable, got {extract!r}")
-        shared = self._shared(*self._key(type_, gvk, None))
+        shared = self._informers.get(*self._informers.key(type_, gvk, None))
 
         def values(obj: dict[str, Any]) -> Iterable[str]:
             result = extract(to_type(obj, type_, scheme=self._scheme, gvk=shared.gvk, copy=True))
@@ -497,52 +321,26 @@ class Cache:
                 "the cache is not running: reads must wait until Cache.start is running "
                 "(the Manager starts it)"
             )
-        key = self._key(type_, gvk, None)
-        if self.options.reader_fail_on_missing_informer and key not in self._informers:
+        key = self._informers.key(type_, gvk, None)
+        if self.options.reader_fail_on_missing_informer and key not in self._informers.informers:
             raise ResourceNotCachedError(
                 f"{key[0]}{' (metadata only)' if key[1] else ''} has no informer in the cache "
                 "and reader_fail_on_missing_informer is set: start one with "
                 "Cache.get_informer first, or read it from the API server"
             )
-        shared = self._shared(*key)
+        shared = self._informers.get(*key)
         # Bounded, so that a read of a type the operator may not list (403) or that the
         # server does not serve fails with the reason instead of hanging its reconcile.
         await shared.wait_synced(self.options.sync_timeout)
         if shared.namespaced and not shared.namespace_synced(namespace or None):
-            await self._wait_namespace(shared, namespace or None)
+            await self._scope.wait_listed(shared, namespace or None)
         return shared
-
-    async def _wait_namespace(self, shared: SharedInformer, namespace: str | None) -> None:
-        """Wait until a namespace added at run time (each, for None) has been listed."""
-        timeout = self.options.sync_timeout
-        deadline = None if timeout is None else self._clock.now() + timeout
-        try:
-            async with self._clock.timeout_at(deadline):
-                while not shared.namespace_synced(namespace):
-                    await shared.wait_progress()
-        except TimeoutError:
-            error = shared.last_error()
-            raise CacheSyncTimeoutError(
-                f"namespace {namespace or '(all)'!r} of {shared.description} was not listed within "
-                f"{timeout:g}s" + (f"; last error: {error}" if error else "")
-            ) from None
-
-    def _check_namespace(self, shared: SharedInformer, namespace: str) -> bool:
-        """Whether ``namespace`` is cached; raise if it never was meant to be."""
-        watched = shared.scope
-        if watched is None or namespace in watched:
-            return True
-        if self._dynamic or self._selector is not None:
-            return False  # not cached now: its objects are not in the cache
-        raise ValueError(
-            f"namespace {namespace!r} is not cached for {shared.description}: "
-            f"the cache watches only {', '.join(watched)}"
-        )
 
     # own writes ------------------------------------------------------------------------
 
     def _tracks(self, gvk: GroupVersionKind) -> bool:
-        return self.options.read_your_own_writes and any(key[0] == gvk for key in self._informers)
+        informers = self._informers.informers
+        return self.options.read_your_own_writes and any(key[0] == gvk for key in informers)
 
     def note_write(
         self, gvk: GroupVersionKind, namespace: str, name: str, resource_version: str
@@ -554,9 +352,7 @@ class Cache:
         """
         if not resource_version or not self._tracks(gvk):
             return
-        now = self._clock.now()
-        write = PendingWrite(resource_version, False, "", now + self.options.own_writes_timeout)
-        self._own_writes.record(gvk, (namespace, name), write, now)
+        self._own_writes.record(gvk, (namespace, name), resource_version, False, "")
 
     def note_delete(self, gvk: GroupVersionKind, namespace: str, name: str, uid: str) -> None:
         """Remember that the client deleted ``namespace/name`` (of ``uid``, when known).
@@ -565,9 +361,7 @@ class Cache:
         """
         if not self._tracks(gvk):
             return
-        now = self._clock.now()
-        write = PendingWrite("", True, uid, now + self.options.own_writes_timeout)
-        self._own_writes.record(gvk, (namespace, name), write, now)
+        self._own_writes.record(gvk, (namespace, name), "", True, uid)
 
     async def wait_for_own_writes(
         self,
@@ -586,51 +380,11 @@ class Cache:
         Returns:
             False if a wait timed out (the cache may still be behind), else True.
         """
-        key = self._key(type_, gvk, None)
-        shared = self._informers.get(key)
+        key = self._informers.key(type_, gvk, None)
+        shared = self._informers.informers.get(key)
         if shared is None or not len(self._own_writes):
             return True
-        return await self._caught_up(shared, namespace, name)
-
-    async def _caught_up(
-        self, shared: SharedInformer, namespace: str | None, name: str | None
-    ) -> bool:
-        gvk = shared.gvk
-        if not shared.namespaced:
-            namespace = ""
-        if name is not None:
-            keys = [(namespace or "", name)]
-        else:
-            keys = list(self._own_writes.of_type(gvk, namespace or None))
-        caught_up = True
-        for key in keys:
-            write = self._own_writes.get(gvk, key)
-            if write is None:
-                continue
-            if not write.caught_up(shared, key):
-                caught_up = await self._wait_write(shared, key, write) and caught_up
-            self._own_writes.discard(gvk, key, write)
-        return caught_up
-
-    async def _wait_write(self, shared: SharedInformer, key: Key, write: PendingWrite) -> bool:
-        label = f"{shared.gvk.api_version}/{shared.gvk.kind}"
-        try:
-            async with self._clock.timeout_at(write.deadline):
-                while not write.caught_up(shared, key):
-                    await shared.wait_progress()
-        except TimeoutError:
-            metrics.cache_own_write_waits_total.labels(label, "timeout").inc()
-            _log.warning(
-                "cache did not show the client's own write in time; reading what it has",
-                type=shared.description,
-                namespace=key[0],
-                name=key[1],
-                written=write.resource_version or "deleted",
-                timeout=self.options.own_writes_timeout,
-            )
-            return False
-        metrics.cache_own_write_waits_total.labels(label, "caught_up").inc()
-        return True
+        return await self._own_writes.caught_up(shared, namespace, name)
 
     async def get(
         self,
@@ -658,13 +412,13 @@ class Cache:
         if shared.namespaced:
             if not namespace:
                 raise ValueError(f"{shared.description} is namespaced: get() needs a namespace")
-            cached = self._check_namespace(shared, namespace)
+            cached = self._scope.check(shared, namespace)
             ns = namespace
         if cached and len(self._own_writes):
-            await self._caught_up(shared, ns, name)
+            await self._own_writes.caught_up(shared, ns, name)
         entry = shared.store.get((ns, name)) if cached else None
         if entry is None:
-            source = self._sources.get((shared.gvk, shared.config.metadata_only))
+            source = self._informers.sources.get((shared.gvk, shared.config.metadata_only))
             plural = (source.plural if source else None) or shared.gvk.kind.lower()
             raise NotFoundError(
                 code=404,
@@ -712,11 +466,11 @@ class Cache:
         shared = await self._ready(type_, gvk, namespace)
         scope: str | None = None
         if shared.namespaced and namespace:
-            if not self._check_namespace(shared, namespace):
+            if not self._scope.check(shared, namespace):
                 return ObjectList(resource_version=shared.status().resource_version)
             scope = namespace
         if len(self._own_writes):
-            await self._caught_up(shared, scope, None)
+            await self._own_writes.caught_up(shared, scope, None)
         pairs = shared.select(namespace=scope, labels=selector, fields=requirements)
         start = 0
         if continue_:
@@ -732,7 +486,7 @@ class Cache:
 
     def __repr__(self) -> str:
         state = "running" if self.started else ("stopped" if self._stopped else "new")
-        return f"<Cache {state}, {len(self._informers)} informers>"
+        return f"<Cache {state}, {len(self._informers.informers)} informers>"
 
 
 def _encode_token(key: Key) -> str:

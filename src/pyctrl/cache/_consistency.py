@@ -38,14 +38,21 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from pyctrl import metrics
+from pyctrl.log import get_logger
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from pyctrl.cache._informer import SharedInformer
+    from pyctrl.cache._options import CacheOptions
     from pyctrl.cache._store import Key
+    from pyctrl.clock import Clock
     from pyctrl.meta import GroupVersionKind
 
-__all__ = ["OwnWrites", "PendingWrite", "compare_resource_versions"]
+__all__ = ["OwnWrites", "PendingWrite", "ReadYourWrites", "compare_resource_versions"]
+
+_log = get_logger("pyctrl.cache")
 
 
 def _comparable(version: str) -> bool:
@@ -145,3 +152,73 @@ class OwnWrites:
     def types(self) -> set[GroupVersionKind]:
         """The types with pending writes."""
         return {gvk for gvk, _ in self._pending}
+
+
+class ReadYourWrites:
+    """The client's writes a cache has not shown yet, and the reads that wait for them.
+
+    Args:
+        clock: The cache's clock (deadlines and waits).
+        options: The cache's options (``own_writes_timeout``).
+    """
+
+    def __init__(self, clock: Clock, options: CacheOptions) -> None:
+        self._clock = clock
+        self._options = options
+        self._own_writes = OwnWrites()
+
+    def __len__(self) -> int:
+        return len(self._own_writes)
+
+    def record(
+        self, gvk: GroupVersionKind, key: Key, resource_version: str, deleted: bool, uid: str
+    ) -> None:
+        """Remember a write (or a delete) the client made, due by ``own_writes_timeout``."""
+        now = self._clock.now()
+        write = PendingWrite(resource_version, deleted, uid, now + self._options.own_writes_timeout)
+        self._own_writes.record(gvk, key, write, now)
+
+    async def caught_up(
+        self, shared: SharedInformer, namespace: str | None, name: str | None
+    ) -> bool:
+        """Wait until ``shared`` shows the pending writes of one object (or of its type).
+
+        Returns:
+            False if a wait timed out, else True.
+        """
+        gvk = shared.gvk
+        if not shared.namespaced:
+            namespace = ""
+        if name is not None:
+            keys = [(namespace or "", name)]
+        else:
+            keys = list(self._own_writes.of_type(gvk, namespace or None))
+        caught_up = True
+        for key in keys:
+            write = self._own_writes.get(gvk, key)
+            if write is None:
+                continue
+            if not write.caught_up(shared, key):
+                caught_up = await self._wait_write(shared, key, write) and caught_up
+            self._own_writes.discard(gvk, key, write)
+        return caught_up
+
+    async def _wait_write(self, shared: SharedInformer, key: Key, write: PendingWrite) -> bool:
+        label = f"{shared.gvk.api_version}/{shared.gvk.kind}"
+        try:
+            async with self._clock.timeout_at(write.deadline):
+                while not write.caught_up(shared, key):
+                    await shared.wait_progress()
+        except TimeoutError:
+            metrics.cache_own_write_waits_total.labels(label, "timeout").inc()
+            _log.warning(
+                "cache did not show the client's own write in time; reading what it has",
+                type=shared.description,
+                namespace=key[0],
+                name=key[1],
+                written=write.resource_version or "deleted",
+                timeout=self._options.own_writes_timeout,
+            )
+            return False
+        metrics.cache_own_write_waits_total.labels(label, "caught_up").inc()
+        return True

@@ -1,4 +1,8 @@
-"""Namespaces chosen at run time by a label selector, followed live.
+"""The namespaces a cache watches, and those chosen at run time by a label selector.
+
+`NamespaceScope` holds the namespaces the cache's informers follow now: fixed by
+`pyctrl.cache.CacheOptions.namespaces`, changed at run time by
+`pyctrl.cache.Cache.set_namespaces`, or chosen by a `NamespaceFollower`.
 
 `NamespaceFollower` watches the Namespaces whose labels match a selector (metadata only,
 the selector sent to the API server) and tells the cache the set of their names each
@@ -14,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from pyctrl.cache._informer import InformerConfig, SharedInformer
 from pyctrl.cache._listwatch import RESTSource
+from pyctrl.cache._options import selector_string
 from pyctrl.cache._processor import ResourceEventHandlerFuncs
+from pyctrl.errors import CacheSyncTimeoutError
 from pyctrl.log import get_logger
 from pyctrl.meta import GroupVersionKind
 from pyctrl.resource import PartialObjectMetadata
@@ -27,7 +33,7 @@ if TYPE_CHECKING:
     from pyctrl.clock import Clock
     from pyctrl.scheme import Scheme
 
-__all__ = ["NAMESPACE", "NamespaceFollower"]
+__all__ = ["NAMESPACE", "NamespaceFollower", "NamespaceScope"]
 
 NAMESPACE = GroupVersionKind("", "v1", "Namespace")
 
@@ -117,3 +123,82 @@ class NamespaceFollower:
             await self.informer.wait_synced()
             self._publish()
             self.known.set()
+
+
+class NamespaceScope:
+    """The namespaces a cache's informers follow (those without namespaces of their own).
+
+    Args:
+        options: The cache's options (``namespaces``, ``namespace_selector``,
+            ``sync_timeout``).
+        on_change: Called with the names a ``namespace_selector`` picks, when they change.
+        rest, mapper, scheme, clock, random: As the cache's own.
+    """
+
+    def __init__(
+        self,
+        options: CacheOptions,
+        *,
+        on_change: Callable[[tuple[str, ...]], None],
+        rest: RESTClient,
+        mapper: RESTMapper,
+        scheme: Scheme,
+        clock: Clock,
+        random: Callable[[], float],
+    ) -> None:
+        self._options = options
+        self._clock = clock
+        self.follower: NamespaceFollower | None = None
+        """Follows ``namespace_selector`` when the options give one."""
+        if options.namespace_selector is not None:
+            self.follower = NamespaceFollower(
+                selector_string(options.namespace_selector) or "",
+                on_change,
+                rest=rest,
+                mapper=mapper,
+                scheme=scheme,
+                options=options,
+                clock=clock,
+                random=random,
+            )
+        self.namespaces: tuple[str, ...] | None = tuple(options.namespaces) or None
+        """The namespaces cached now; None for all of them."""
+        if self.follower is not None:
+            self.namespaces = ()
+        self.dynamic = False
+        """Whether the namespaces were set at run time (`pyctrl.cache.Cache.set_namespaces`)."""
+
+    def set(self, scope: tuple[str, ...] | None) -> bool:
+        """Follow ``scope`` from now on; whether it changed."""
+        if scope == self.namespaces:
+            return False
+        _log.info("cached namespaces changed", namespaces=list(scope) if scope else scope)
+        self.namespaces = scope
+        return True
+
+    async def wait_listed(self, shared: SharedInformer, namespace: str | None) -> None:
+        """Wait until a namespace added at run time (each, for None) has been listed."""
+        timeout = self._options.sync_timeout
+        deadline = None if timeout is None else self._clock.now() + timeout
+        try:
+            async with self._clock.timeout_at(deadline):
+                while not shared.namespace_synced(namespace):
+                    await shared.wait_progress()
+        except TimeoutError:
+            error = shared.last_error()
+            raise CacheSyncTimeoutError(
+                f"namespace {namespace or '(all)'!r} of {shared.description} was not listed within "
+                f"{timeout:g}s" + (f"; last error: {error}" if error else "")
+            ) from None
+
+    def check(self, shared: SharedInformer, namespace: str) -> bool:
+        """Whether ``namespace`` is cached; raise if it never was meant to be."""
+        watched = shared.scope
+        if watched is None or namespace in watched:
+            return True
+        if self.dynamic or self.follower is not None:
+            return False  # not cached now: its objects are not in the cache
+        raise ValueError(
+            f"namespace {namespace!r} is not cached for {shared.description}: "
+            f"the cache watches only {', '.join(watched)}"
+        )
