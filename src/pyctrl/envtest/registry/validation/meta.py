@@ -8,6 +8,7 @@ Each returns its causes in kube-apiserver's order.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -58,14 +59,20 @@ def name_problems(name: str, rule: str, *, prefix: bool = False) -> list[str]:
 
     With ``prefix`` the name is a generateName prefix: a trailing dash is allowed.
     """
+    return list(_name_problems(name, rule, prefix))
+
+
+@functools.lru_cache(maxsize=4096)
+def _name_problems(name: str, rule: str, prefix: bool) -> tuple[str, ...]:
+    # Every write checks its name and namespace, and the same few recur: remember them.
     if rule == "path":
-        out = []
+        out: list[str] = []
         if not prefix and name in (".", ".."):
             out.append(f"may not be '{name}'")
         for bad in ("/", "%"):
             if bad in name:
                 out.append(f"may not contain '{bad}'")
-        return out
+        return tuple(out)
     if prefix:
         name = _mask_trailing_dash(name)
     if rule == "label":
@@ -79,7 +86,7 @@ def name_problems(name: str, rule: str, *, prefix: bool = False) -> list[str]:
         out.append(f"must be no more than {limit} characters")
     if not regex.match(name):
         out.append(msg)
-    return out
+    return tuple(out)
 
 
 def validate_labels(value: Any, path: str) -> list[Cause]:
