@@ -5,6 +5,7 @@ DNS-1035 labels, DNS-1123 subdomains, qualified names and label values.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
@@ -89,6 +90,13 @@ _DNS1123_LABEL_RE: Final = re.compile(f"^{_DNS1123_LABEL_FMT}\\Z")
 
 def is_qualified_name(value: str) -> list[str]:
     """apimachinery's IsQualifiedName: the problems with ``value``, empty if valid."""
+    return list(_qualified_name_errors(value))
+
+
+# Label keys and values, annotation keys and finalizers recur on every write of an object:
+# their checks are remembered (bounded), as they depend on the text alone.
+@functools.lru_cache(maxsize=8192)
+def _qualified_name_errors(value: str) -> tuple[str, ...]:
     parts = value.split("/")
     if len(parts) == 1:
         name = parts[0]
@@ -101,11 +109,11 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             errs += ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
     else:
-        return [
+        return (
             "a qualified name "
             + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
@@ -114,11 +122,16 @@ def is_qualified_name(value: str) -> list[str]:
         errs.append(
             "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
         )
-    return errs
+    return tuple(errs)
 
 
 def is_label_value(value: str) -> list[str]:
     """apimachinery's IsValidLabelValue: the problems with ``value``, empty if valid."""
+    return list(_label_value_errors(value))
+
+
+@functools.lru_cache(maxsize=8192)
+def _label_value_errors(value: str) -> tuple[str, ...]:
     errs: list[str] = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
@@ -134,7 +147,7 @@ def is_label_value(value: str) -> list[str]:
                 "12345",
             )
         )
-    return errs
+    return tuple(errs)
 
 
 def qualified_name_problem(name: str) -> str:

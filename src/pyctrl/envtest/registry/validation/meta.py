@@ -95,8 +95,10 @@ def validate_labels(value: Any, path: str) -> list[Cause]:
     if not isinstance(value, dict):
         return causes
     for key, val in value.items():
-        causes.extend(field_invalid(path, key, m) for m in is_qualified_name(str(key)))
-        causes.extend(field_invalid(path, val, m) for m in is_label_value(str(val)))
+        for m in is_qualified_name(str(key)):
+            causes.append(field_invalid(path, key, m))
+        for m in is_label_value(str(val)):
+            causes.append(field_invalid(path, val, m))
     return causes
 
 
@@ -107,7 +109,8 @@ def validate_annotations(value: Any, path: str) -> list[Cause]:
         return causes
     total = 0
     for key, val in value.items():
-        causes.extend(field_invalid(path, key, m) for m in is_qualified_name(str(key).lower()))
+        for m in is_qualified_name(str(key).lower()):
+            causes.append(field_invalid(path, key, m))
         total += len(str(key).encode()) + len(str(val).encode())
     if total > _MAX_ANNOTATIONS:
         causes.append(field_too_long(path, "", _MAX_ANNOTATIONS))
