@@ -113,9 +113,9 @@ def comprehension(
 
     body = bodies[0][0]
     if name == "all":
-        return _comprehension_all(var, items, body, conv), BOOL
+        return _comprehension_quantifier(var, items, body, conv, decisive=False, op="_&&_"), BOOL
     if name == "exists":
-        return _comprehension_exists(var, items, body, conv), BOOL
+        return _comprehension_quantifier(var, items, body, conv, decisive=True, op="_||_"), BOOL
     if name == "exists_one":
         return _comprehension_exists_one(var, items, body, conv), BOOL
     if name == "filter":
@@ -129,7 +129,16 @@ def _iterate(value: Any) -> Any:
     return value.keys() if isinstance(value, dict) else value
 
 
-def _comprehension_all(var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None) -> Fn:
+def _comprehension_quantifier(
+    var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None, *, decisive: bool, op: str
+) -> Fn:
+    """``all`` (``decisive=False``, ``_&&_``) or ``exists`` (``decisive=True``, ``_||_``).
+
+    The first element whose body is ``decisive`` decides; errors and non-booleans are kept
+    and raised only if no element decides, as cel-go's logical operators absorb them.
+    """
+    undecided = not decisive
+
     def run(env: dict[str, Any]) -> bool:
         saved = env.get(var, _MISSING)
         error: CelEvalError | None = None
@@ -141,40 +150,15 @@ def _comprehension_all(var: str, items: Fn, body: Fn, conv: Callable[[Any], Any]
                 except CelEvalError as e:
                     error = error or e
                     continue
-                if r is False:
-                    return False
-                if r is not True:
-                    error = error or _no_overload("_&&_", r)
+                if r is decisive:
+                    return not undecided
+                if r is not undecided:
+                    error = error or _no_overload(op, r)
         finally:
             _restore(env, var, saved)
         if error is not None:
             raise error
-        return True
-
-    return run
-
-
-def _comprehension_exists(var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None) -> Fn:
-    def run(env: dict[str, Any]) -> bool:
-        saved = env.get(var, _MISSING)
-        error: CelEvalError | None = None
-        try:
-            for item in _iterate(items(env)):
-                env[var] = item if conv is None or item is None else conv(item)
-                try:
-                    r = body(env)
-                except CelEvalError as e:
-                    error = error or e
-                    continue
-                if r is True:
-                    return True
-                if r is not False:
-                    error = error or _no_overload("_||_", r)
-        finally:
-            _restore(env, var, saved)
-        if error is not None:
-            raise error
-        return False
+        return undecided
 
     return run
 
