@@ -103,6 +103,7 @@ from pyctrl.envtest.apimachinery.fields import (
     qualified_name_problem,
     selector_from_object,
 )
+from pyctrl.envtest.registry.meta import CRDS, NAMESPACES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -130,8 +131,6 @@ CONVERSION_TIMEOUT_SECONDS = 30
 
 MUTATING: StorageKey = ("admissionregistration.k8s.io", "mutatingwebhookconfigurations")
 VALIDATING: StorageKey = ("admissionregistration.k8s.io", "validatingwebhookconfigurations")
-_CRDS: StorageKey = ("apiextensions.k8s.io", "customresourcedefinitions")
-_NAMESPACES: StorageKey = ("", "namespaces")
 
 # IsExemptAdmissionConfigurationResource: webhooks never see these, so a broken webhook
 # cannot prevent its own configuration from being fixed or removed.
@@ -701,7 +700,7 @@ class WebhookDispatcher:
         if is_namespace and not request.subresource and request.operation in ("CREATE", "UPDATE"):
             labels = ((attrs.obj or {}).get("metadata") or {}).get("labels")
         else:
-            stored = self.server.store.get(_NAMESPACES, "", attrs.namespace)
+            stored = self.server.store.get(NAMESPACES, "", attrs.namespace)
             if stored is None:
                 return False, not_found("", "namespaces", attrs.namespace)
             labels = (stored.get("metadata") or {}).get("labels")
@@ -1177,7 +1176,7 @@ class WebhookConverter:
         return self.client.services
 
     def _conversion(self, crd_name: str) -> dict[str, Any]:
-        crd = self.server.store.get(_CRDS, "", crd_name) or {}
+        crd = self.server.store.get(CRDS, "", crd_name) or {}
         conversion = (crd.get("spec") or {}).get("conversion")
         return conversion if isinstance(conversion, dict) else {}
 

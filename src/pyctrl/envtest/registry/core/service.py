@@ -111,17 +111,7 @@ class ServiceStrategy(Strategy):
     def _check_requested(self, spec: dict[str, Any], name: str) -> None:
         ip = spec.get("clusterIP") or ((spec.get("clusterIPs") or [None])[0])
         if ip and ip != "None":
-            if not self.ips.in_range(ip):
-                raise _ip_error(
-                    name,
-                    ip,
-                    f"failed to allocate IP {ip}: the provided IP ({ip}) is not in the "
-                    f"valid range. The range of valid IPs is {self.ips.network}",
-                )
-            if ip in self.ips.ips:
-                raise _ip_error(
-                    name, ip, f"failed to allocate IP {ip}: provided IP is already allocated"
-                )
+            self._check_cluster_ip(name, ip)
         if spec.get("type") not in ("NodePort", "LoadBalancer"):
             return
         for i, port in enumerate(spec.get("ports") or []):
@@ -139,6 +129,20 @@ class ServiceStrategy(Strategy):
                     [field_invalid(f"spec.ports[{i}].nodePort", requested, problem)],
                 )
 
+    def _check_cluster_ip(self, name: str, ip: str) -> None:
+        """Refuse a requested cluster IP out of the range or already allocated."""
+        if not self.ips.in_range(ip):
+            raise _ip_error(
+                name,
+                ip,
+                f"failed to allocate IP {ip}: the provided IP ({ip}) is not in the "
+                f"valid range. The range of valid IPs is {self.ips.network}",
+            )
+        if ip in self.ips.ips:
+            raise _ip_error(
+                name, ip, f"failed to allocate IP {ip}: provided IP is already allocated"
+            )
+
     def begin_create(self, rt: ResourceType, obj: dict[str, Any], *, dry_run: bool) -> None:
         """Allocate the cluster IP and node ports (taken for good unless ``dry_run``).
 
@@ -152,17 +156,8 @@ class ServiceStrategy(Strategy):
         ip = spec.get("clusterIP") or ((spec.get("clusterIPs") or [None])[0])
         name = meta_of(obj).get("name", "")
         if ip and ip != "None":
-            if not self.ips.in_range(ip):
-                raise _ip_error(
-                    name,
-                    ip,
-                    f"failed to allocate IP {ip}: the provided IP ({ip}) is not in the "
-                    f"valid range. The range of valid IPs is {self.ips.network}",
-                )
-            if ip in self.ips.ips:
-                raise _ip_error(
-                    name, ip, f"failed to allocate IP {ip}: provided IP is already allocated"
-                )
+            # Checked again here: another create may have taken it since prepare_for_create.
+            self._check_cluster_ip(name, ip)
         elif not ip:
             ip = self.ips.take_ip()
         spec["clusterIP"] = ip
