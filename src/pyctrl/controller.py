@@ -42,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -129,6 +129,12 @@ class Options:
             The queue it returns decides about provenance (``record_triggers=True``
             keeps it), clock and metrics; ``record_triggers`` and
             ``starvation_timeout`` above apply only to the default queue.
+        fairness_key: Makes the workqueue fair (see `pyctrl.workqueue.WorkQueue`): a
+            function of the request naming its group, e.g.
+            `pyctrl.workqueue.by_namespace`, so one namespace's flood cannot starve
+            another's key. ``None`` (the default): first come, first served, except in
+            a multi-cluster controller, whose queue is fair across clusters
+            (`pyctrl.workqueue.by_cluster`) unless this says otherwise.
     """
 
     max_concurrent_reconciles: int = 1
@@ -141,6 +147,7 @@ class Options:
     record_triggers: bool = True
     on_error: ErrorHandler | None = None
     new_queue: NewQueue | None = None
+    fairness_key: Callable[[Request], Hashable] | None = None
 
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
@@ -213,6 +220,7 @@ class Controller:
                 metrics=metrics.WorkqueueMetrics(name),
                 starvation_timeout=self.options.starvation_timeout,
                 record_triggers=self.options.record_triggers,
+                fairness_key=self.options.fairness_key,
             )
         self.graceful_shutdown_timeout = self.options.graceful_shutdown_timeout
         """Seconds in-flight reconciles get on stop (the manager caps it at its own)."""

@@ -22,6 +22,11 @@ workers `get` a key, reconcile it, and call `done`. The queue follows client-go'
   seconds capped at 1000 s, reset by `WorkQueue.forget`. Other limiters:
   `BucketRateLimiter` (an overall token bucket) and `MaxOfRateLimiter` (the strictest of
   several).
+- **Fairness.** A queue made with a ``fairness_key`` (a function of a key: `by_namespace`,
+  `by_cluster`, `by_cluster_and_namespace`, or your own) serves the fairness groups of
+  each priority in turn, so one tenant's 10,000 keys cannot starve another's single key
+  (controller-runtime PR #3261). Priorities, delays, rate limits and deduplication are
+  unchanged; without a key the queue is first come, first served within a priority.
 - **Provenance.** Every add may carry a `Trigger`: why the key is queued (the event
   kind, the watch, the object that caused it and its resourceVersion). A queue made with
   ``record_triggers=True`` keeps them per key, bounded (the first and last three, and a
@@ -41,6 +46,7 @@ It is asyncio-native and, like asyncio, not thread-safe.
 
 from __future__ import annotations
 
+from pyctrl.workqueue._fairness import by_cluster, by_cluster_and_namespace, by_namespace
 from pyctrl.workqueue._metrics import NoopQueueMetrics, QueueMetrics
 from pyctrl.workqueue._queue import (
     DEFAULT_STARVATION_TIMEOUT,
@@ -77,5 +83,8 @@ __all__ = [
     "TriggerKind",
     "Triggers",
     "WorkQueue",
+    "by_cluster",
+    "by_cluster_and_namespace",
+    "by_namespace",
     "default_controller_rate_limiter",
 ]

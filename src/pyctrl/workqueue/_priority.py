@@ -3,6 +3,11 @@
 Each priority has a `Level`: its ready keys by due time, then arrival. `ReadyKeys` hands
 out the first key of the highest priority, except that once the oldest ready key of a
 lower priority has waited ``starvation_timeout`` seconds it is served every other turn.
+
+A fair queue (one with a fairness key) gives each priority a `FairLevel` instead: one
+`Level` per fairness group, served in turn (round robin), so within a priority a group
+with thousands of ready keys gets one hand-out per turn like a group with one
+(controller-runtime PR #3261).
 """
 
 from __future__ import annotations
@@ -17,7 +22,17 @@ from typing import TYPE_CHECKING, Final, Generic, TypeVar
 if TYPE_CHECKING:
     from pyctrl.workqueue._triggers import _Log
 
-__all__ = ["BLOCKED", "COMPACT_SLACK", "DELAYED", "GONE", "READY", "Entry", "Level", "ReadyKeys"]
+__all__ = [
+    "BLOCKED",
+    "COMPACT_SLACK",
+    "DELAYED",
+    "GONE",
+    "READY",
+    "Entry",
+    "FairLevel",
+    "Level",
+    "ReadyKeys",
+]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -36,10 +51,13 @@ COMPACT_SLACK: Final = 64
 class Entry(Generic[K]):
     """One dirty key: its priority, when it is due, and where it stands."""
 
-    __slots__ = ("delay_seq", "due", "key", "order", "priority", "state", "triggers")
+    __slots__ = ("delay_seq", "due", "group", "key", "order", "priority", "state", "triggers")
 
-    def __init__(self, key: K, priority: int, due: float, order: int) -> None:
+    def __init__(
+        self, key: K, priority: int, due: float, order: int, group: Hashable = None
+    ) -> None:
         self.key = key
+        self.group = group
         self.priority = priority
         self.due = due
         self.order = order
@@ -110,6 +128,10 @@ class Level(Generic[K]):
         self.count -= 1
         return entry
 
+    def discount(self, entry: Entry[K]) -> None:
+        """Forget one key that left this level (promoted); its elements go stale."""
+        self.count -= 1
+
     def _compact(self) -> None:
         entries = itertools.chain(self.fifo, (element[2] for element in self.late))
         valid = sorted(
@@ -120,18 +142,73 @@ class Level(Generic[K]):
         self.late = []
 
 
+class FairLevel(Generic[K]):
+    """The ready keys of one priority, in a `Level` per fairness group, served in turn.
+
+    ``turns`` holds the groups with ready keys, the next to serve first: a group served
+    goes to the back if it still has keys, and a group that gets its first ready key
+    joins at the back. A group thus waits at most one hand-out per other group, however
+    many keys those hold.
+    """
+
+    __slots__ = ("count", "groups", "priority", "turns")
+
+    def __init__(self, priority: int) -> None:
+        self.priority = priority
+        self.count = 0
+        self.groups: dict[Hashable, Level[K]] = {}
+        self.turns: deque[Hashable] = deque()
+
+    def push(self, entry: Entry[K]) -> None:
+        """Add a key that became ready at this priority, to its group."""
+        group = self.groups.get(entry.group)
+        if group is None:
+            group = self.groups[entry.group] = Level(self.priority)
+            self.turns.append(entry.group)
+        group.push(entry)
+        self.count += 1
+
+    def head(self) -> Entry[K]:
+        """The key the next turn hands out; the level must hold one."""
+        return self.groups[self.turns[0]].head()
+
+    def pop(self) -> Entry[K]:
+        """Remove and return the next group's first key, and pass the turn on."""
+        name = self.turns[0]
+        group = self.groups[name]
+        entry = group.pop()
+        self.count -= 1
+        if group.count:
+            self.turns.rotate(-1)
+        else:
+            self.turns.popleft()
+            del self.groups[name]
+        return entry
+
+    def discount(self, entry: Entry[K]) -> None:
+        """Forget one key that left this level (promoted); its group may leave its turn."""
+        self.count -= 1
+        group = self.groups[entry.group]
+        group.count -= 1
+        if not group.count:
+            del self.groups[entry.group]
+            self.turns.remove(entry.group)
+
+
 class ReadyKeys(Generic[K]):
     """The ready keys of every priority; which one to hand out next.
 
     Args:
         starvation_timeout: As `pyctrl.workqueue.WorkQueue`'s.
+        fair: Serve the fairness groups of each priority in turn (`FairLevel`).
     """
 
-    __slots__ = ("_aged_last", "_starvation_timeout", "levels", "priorities")
+    __slots__ = ("_aged_last", "_fair", "_starvation_timeout", "levels", "priorities")
 
-    def __init__(self, starvation_timeout: float | None) -> None:
+    def __init__(self, starvation_timeout: float | None, *, fair: bool = False) -> None:
         self._starvation_timeout = starvation_timeout
-        self.levels: dict[int, Level[K]] = {}
+        self._fair = fair
+        self.levels: dict[int, Level[K] | FairLevel[K]] = {}
         """The levels holding ready keys, by priority."""
         self.priorities: list[int] = []
         """The priorities of `levels`, ascending."""
@@ -144,14 +221,14 @@ class ReadyKeys(Generic[K]):
             level = self._level(entry.priority)
         level.push(entry)
 
-    def _level(self, priority: int) -> Level[K]:
+    def _level(self, priority: int) -> Level[K] | FairLevel[K]:
         level = self.levels.get(priority)
         if level is None:
-            level = self.levels[priority] = Level(priority)
+            level = self.levels[priority] = FairLevel(priority) if self._fair else Level(priority)
             bisect.insort(self.priorities, priority)
         return level
 
-    def _level_emptied(self, level: Level[K]) -> None:
+    def _level_emptied(self, level: Level[K] | FairLevel[K]) -> None:
         # Whatever elements remain are stale: drop the level with them.
         del self.levels[level.priority]
         del self.priorities[bisect.bisect_left(self.priorities, level.priority)]
@@ -159,7 +236,7 @@ class ReadyKeys(Generic[K]):
     def reprioritize(self, entry: Entry[K], priority: int) -> None:
         """Move a ready key up to ``priority``."""
         old = self.levels[entry.priority]
-        old.count -= 1
+        old.discount(entry)
         if not old.count:
             self._level_emptied(old)
         entry.priority = priority
@@ -177,7 +254,9 @@ class ReadyKeys(Generic[K]):
             self._level_emptied(level)
         return entry
 
-    def _starving_level(self, top: Level[K], now: float, timeout: float) -> Level[K]:
+    def _starving_level(
+        self, top: Level[K] | FairLevel[K], now: float, timeout: float
+    ) -> Level[K] | FairLevel[K]:
         """The level to serve this turn: ``top``, unless a lower one holds a starving key.
 
         A starving key is the oldest ready key, below the top priority, ready for at

@@ -22,7 +22,7 @@ from pyctrl.workqueue._ratelimit import default_controller_rate_limiter
 from pyctrl.workqueue._triggers import EMPTY, Trigger, Triggers, _Log
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from pyctrl.clock import Clock, TimerHandle
     from pyctrl.workqueue._metrics import QueueMetrics
@@ -118,6 +118,11 @@ class WorkQueue(Generic[K]):
             controller-runtime's queue).
         record_triggers: Keep the `Trigger` records given to the adds, per key, for
             `triggers`; when False they are ignored (and event sources build none).
+        fairness_key: Makes the queue fair: a function of a key giving its fairness
+            group (a tenant: `by_namespace`, `by_cluster`, or any hashable). Within a
+            priority, groups with ready keys are served in turn, so one group's
+            thousands of keys cannot starve another's one. ``None`` (the default): first
+            come, first served within a priority.
     """
 
     def __init__(
@@ -129,7 +134,12 @@ class WorkQueue(Generic[K]):
         metrics: QueueMetrics | None = None,
         starvation_timeout: float | None = DEFAULT_STARVATION_TIMEOUT,
         record_triggers: bool = False,
+        fairness_key: Callable[[K], Hashable] | None = None,
     ) -> None:
+        if fairness_key is not None and not callable(fairness_key):
+            raise TypeError(
+                f"fairness_key must be a function of a key (or None), got {fairness_key!r}"
+            )
         if starvation_timeout is not None and (
             not isinstance(starvation_timeout, int | float)
             or isinstance(starvation_timeout, bool)
@@ -149,7 +159,8 @@ class WorkQueue(Generic[K]):
 
         self._entries: dict[K, Entry[K]] = {}
         self._processing: dict[K, float] = {}
-        self._ready: ReadyKeys[K] = ReadyKeys(starvation_timeout)
+        self._fairness_key = fairness_key
+        self._ready: ReadyKeys[K] = ReadyKeys(starvation_timeout, fair=fairness_key is not None)
         self._ready_count = 0
         self._seq = itertools.count()
         self._delayed: DelayedKeys[K] = DelayedKeys(
@@ -275,6 +286,8 @@ class WorkQueue(Generic[K]):
 
     def _add_new(self, key: K, due: float, priority: int, now: float) -> Entry[K]:
         entry = Entry(key, priority, due, next(self._seq))
+        if self._fairness_key is not None:
+            entry.group = self._group_of(key)
         self._entries[key] = entry
         self._adds += 1
         self._metrics.added()
@@ -286,6 +299,23 @@ class WorkQueue(Generic[K]):
             self._delayed.count += 1
             self._delayed.push(entry)
         return entry
+
+    def _group_of(self, key: K) -> Hashable:
+        assert self._fairness_key is not None
+        group = self._fairness_key(key)
+        try:
+            hash(group)
+        except TypeError:
+            raise TypeError(
+                f"workqueue {self.name!r}: fairness_key({key!r}) returned "
+                f"{type(group).__name__} {group!r}, which is not hashable"
+            ) from None
+        return group
+
+    @property
+    def fair(self) -> bool:
+        """Whether the queue serves fairness groups in turn (it has a ``fairness_key``)."""
+        return self._fairness_key is not None
 
     def _make_ready(self, entry: Entry[K]) -> None:
         entry.state = READY
