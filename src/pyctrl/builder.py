@@ -17,6 +17,8 @@ the handler you give, for a type from the shared cache; ``watches_raw_source`` a
 `pyctrl.source.Source` (a `pyctrl.source.Channel` of external events) as it is.
 ``every(30)`` also reconciles each object every 30 seconds (`pyctrl.timer.Timer`);
 ``daemon(fn)`` runs a coroutine per object while it lives (`pyctrl.daemon.Daemon`).
+``multicluster()`` makes the watches apply to every cluster the manager engages
+(`pyctrl.cluster`), instead of (or, with ``local=True``, besides) the local one.
 The controller is named after the lowercase kind unless ``named``; names must be unique
 in a manager.
 
@@ -45,16 +47,19 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 from pyctrl.cache import cached_in_slots, keys_in_slots
+from pyctrl.cluster import cluster_queue
 from pyctrl.controller import Controller, Options
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
 from pyctrl.source import Kind, Source
+from pyctrl.workqueue import by_cluster
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Awaitable, Callable
 
     from pyctrl.cache import Informer
     from pyctrl.clock import Clock
+    from pyctrl.cluster import Cluster
     from pyctrl.daemon import Daemon, DaemonFunc
     from pyctrl.manager import Manager
     from pyctrl.meta import GroupVersionKind
@@ -85,10 +90,23 @@ class _AfterOwnWrites:
         self._manager, self._type, self._reconciler = manager, type_, reconciler
 
     async def reconcile(self, request: Request) -> Result | None:
-        await self._manager.cache.wait_for_own_writes(
+        await self._manager.get_cluster(request.cluster).cache.wait_for_own_writes(
             self._type, request.name, request.namespace or None
         )
         return await self._reconciler.reconcile(request)
+
+
+class _InRequestsCluster:
+    """An `ObjectReconciler` of a multi-cluster controller: reads from the request's cluster."""
+
+    def __init__(
+        self, manager: Manager, type_: type[Any], reconciler: ObjectReconciler[Any]
+    ) -> None:
+        self._manager, self._type, self._reconciler = manager, type_, reconciler
+
+    async def reconcile(self, request: Request) -> Result | None:
+        cache = self._manager.get_cluster(request.cluster).cache
+        return await as_reconciler(cache, self._type, self._reconciler).reconcile(request)
 
 
 def _mine_and(
@@ -145,6 +163,7 @@ class Builder(Generic[T]):
     _filters: list[Predicate] = field(default_factory=list)
     _options: Options | None = None
     _name: str = ""
+    _clusters: tuple[bool, bool] = (True, False)  # (local, engaged)
 
     def for_(self, type_: type[U], *predicates: Predicate) -> Builder[U]:
         """Reconcile objects of ``type_``: each event enqueues the object's own key."""
@@ -234,6 +253,18 @@ class Builder(Generic[T]):
             raise ValueError(f"call for_() before {caller}")
         return self._for.type_
 
+    def multicluster(self, *, local: bool = False) -> Self:
+        """Watch every engaged cluster (`pyctrl.cluster`), and the local one if ``local``.
+
+        ``for_``, ``owns`` and ``watches`` then apply to each cluster the manager engages,
+        for as long as it is engaged; requests carry the cluster's name
+        (`pyctrl.reconcile.Request.cluster`, "" for the local cluster), and the queue is
+        fair across clusters unless the options name another ``fairness_key``. Raw
+        sources (``watches_raw_source``, ``every``, ``daemon``) stay local.
+        """
+        self._clusters = (local, True)
+        return self
+
     def with_event_filter(self, predicate: Predicate) -> Self:
         """Apply ``predicate`` to every watch of the controller."""
         self._filters.append(predicate)
@@ -277,19 +308,16 @@ class Builder(Generic[T]):
             metadata_only=watch.metadata_only,
         )
 
-    def complete(self, reconciler: Reconciler | ObjectReconciler[T]) -> Controller:
-        """Build the controller, add it to the manager and return it."""
-        if self._for is None and not self._name:
-            raise ValueError("a controller needs for_() or named()")
-        kind = ""
-        if self._for is not None and self._for.type_ is not None:
-            kind = self.manager.scheme.gvk_for(self._for.type_).kind
-        name = self._name or kind.lower()
+    def _adapt(self, reconciler: Reconciler | ObjectReconciler[T], *, engaged: bool) -> Reconciler:
+        """The `Reconciler` the controller calls: object reconcilers read their object first."""
         typed = isinstance(reconciler, ObjectReconciler)
         if typed and not isinstance(reconciler, Reconciler):
             if self._for is None or self._for.type_ is None:
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
-            reconciler = as_reconciler(self.manager.cache, self._for.type_, reconciler)
+            if engaged:
+                reconciler = _InRequestsCluster(self.manager, self._for.type_, reconciler)
+            else:
+                reconciler = as_reconciler(self.manager.cache, self._for.type_, reconciler)
         elif not isinstance(reconciler, Reconciler):
             raise TypeError(
                 f"{type(reconciler).__name__} has neither reconcile(request) "
@@ -301,18 +329,62 @@ class Builder(Generic[T]):
             and self.manager.cache.options.read_your_own_writes
         ):
             reconciler = _AfterOwnWrites(self.manager, self._for.type_, reconciler)
+        return reconciler
+
+    def complete(self, reconciler: Reconciler | ObjectReconciler[T]) -> Controller:
+        """Build the controller, add it to the manager and return it."""
+        if self._for is None and not self._name:
+            raise ValueError("a controller needs for_() or named()")
+        kind = ""
+        if self._for is not None and self._for.type_ is not None:
+            kind = self.manager.scheme.gvk_for(self._for.type_).kind
+        name = self._name or kind.lower()
+        local, engaged = self._clusters
+        reconciler = self._adapt(reconciler, engaged=engaged)
+        if engaged and self.manager.shards is not None:
+            raise ValueError(
+                f"controller {name!r}: multicluster() controllers cannot be sharded yet; "
+                "sharding splits the local cluster's objects only"
+            )
         informer = self._shard()
         options = self._options
+        if engaged and (options is None or options.fairness_key is None):
+            options = replace(options or Options(), fairness_key=by_cluster)
         if informer is not None:
             # Sharded controllers are active on every replica, not only on a leader.
             options = replace(options or Options(), need_leader_election=False)
         controller = Controller(name, reconciler, options=options, kind=kind)
         if informer is not None and self.manager.shards is not None:
             controller.gate = self.manager.shards.gate_for(informer, controller.queue)
-        for watch in [*([self._for] if self._for else []), *self._watches]:
-            controller.watch(self._source(watch))
+        watches = [*([self._for] if self._for else []), *self._watches]
+        for watch in watches:
+            if local or watch.source is not None:
+                controller.watch(self._source(watch))
+        if engaged:
+            self.manager.fleet.add_watcher(
+                functools.partial(self._cluster_sources, controller, watches)
+            )
         self.manager.add(controller)
         return controller
+
+    def _cluster_sources(
+        self, controller: Controller, watches: list[_Watch], name: str, cluster: Cluster
+    ) -> list[Callable[[], Awaitable[None]]]:
+        """The sources of an engaged cluster: each typed watch, on that cluster's cache."""
+        queue = cluster_queue(controller.queue, name)
+        sources = [
+            Kind(
+                cluster.cache,
+                watch.type_,
+                watch.handler,
+                *self._filters,
+                *watch.predicates,
+                metadata_only=watch.metadata_only,
+            )
+            for watch in watches
+            if watch.type_ is not None and watch.source is None
+        ]
+        return [functools.partial(source.start, queue) for source in sources]
 
 
 def controller_managed_by(manager: Manager) -> Builder[Any]:

@@ -16,7 +16,8 @@ the sources that fill it (`pyctrl.source`), and ``max_concurrent_reconciles`` wo
   ``Result(requeue=True)`` requeues through the rate limiter; anything else resets the
   backoff;
 - every reconcile runs with a fresh ``reconcile_id`` and the controller, kind,
-  namespace and name bound into the structlog context, so the reconciler's own log
+  namespace and name (and ``cluster``, for a request of an engaged cluster: see
+  `pyctrl.cluster`) bound into the structlog context, so the reconciler's own log
   lines carry them;
 - an optional ``reconcile_timeout`` bounds each reconcile; when it fires, the reconcile
   is retried as failed and counted in ``controller_runtime_reconcile_timeouts_total``;
@@ -387,6 +388,9 @@ class Controller:
             "name": request.name,
             "reconcile_id": reconcile_id,
         }
+        if request.cluster:
+            context["cluster"] = request.cluster
+            metrics.cluster_reconcile_total.labels(self.name, request.cluster).inc()
         if found:
             self._metrics.triggered(found.kind)
         # Not bound into the context: pyctrl.log.merge_triggers adds it to lines written.
@@ -401,6 +405,7 @@ class Controller:
                     name=request.name,
                     reconcile_id=reconcile_id,
                     links=(trigger.span_context for trigger in found),
+                    cluster=request.cluster,
                 ),
             ):
                 await self._run(request)

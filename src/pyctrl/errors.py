@@ -56,6 +56,7 @@ __all__ = [
     "AlreadyExistsError",
     "BadRequestError",
     "CacheSyncTimeoutError",
+    "ClusterNotFoundError",
     "ConfigError",
     "ConflictError",
     "ConnectionCheckError",
@@ -110,6 +111,10 @@ class SchemaError(PyctrlError):
 
 class CacheSyncTimeoutError(PyctrlError):
     """The informers named in the message did not sync within the allowed time."""
+
+
+class ClusterNotFoundError(PyctrlError, LookupError):
+    """No engaged cluster has the name asked for (`pyctrl.cluster`): never engaged, or gone."""
 
 
 class LeaseLostError(PyctrlError):

@@ -15,6 +15,11 @@ A `Manager` holds what an operator's parts share (the `pyctrl.scheme.Scheme`, th
 5. with leader election on, once the Lease is won: controllers and other runnables that
    need it (without leader election they start right away).
 
+With ``Options(cluster_provider=...)`` the manager also engages the clusters a
+`pyctrl.cluster.Provider` finds (``manager.fleet``; see `pyctrl.cluster` and
+docs/multicluster.md); it starts the provider once the local cache has synced.
+``manager.get_cluster(name)`` is an engaged cluster ("" the local one).
+
 With ``Options(sharding=ShardingOptions(...))`` every replica is active: a
 `pyctrl.shardelection.SlotElector` (``manager.shards``) holds this replica's share of the
 ring's slots, the controllers built for it reconcile only objects in those slots, and
@@ -49,6 +54,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pyctrl._kubernetes import Configuration
 from pyctrl.cache import Cache, CacheOptions
 from pyctrl.client import Client, Reader, RESTClient, RESTMapper
+from pyctrl.cluster import Cluster, Fleet
 from pyctrl.config import Config, CredentialRefresher
 from pyctrl.controller import Controller
 from pyctrl.debug import handlers as debug_handlers
@@ -71,6 +77,7 @@ from pyctrl.shardelection import RingLeaseStore, ShardingOptions, SlotElector
 if TYPE_CHECKING:
     from collections.abc import Collection
 
+    from pyctrl.cluster import Provider
     from pyctrl.webhook import Server as WebhookServer
 
 __all__ = ["Manager", "Options", "Runnable", "parse_address"]
@@ -126,6 +133,9 @@ class Options:
         sharding: Shard the controllers over every replica (`pyctrl.shardelection`):
             each replica reconciles the objects in its slots. None (the default) keeps one
             active replica, as without it.
+        cluster_provider: Finds the clusters to engage besides the local one
+            (`pyctrl.providers`: static kubeconfigs, kubeconfig Secrets, ClusterProfiles);
+            None engages none (clusters may still be engaged with `Manager.engage`).
     """
 
     scheme: Scheme | None = None
@@ -151,6 +161,7 @@ class Options:
     identity: str = ""
     extra_healthz: dict[str, Checker] = field(default_factory=dict)
     sharding: ShardingOptions | None = None
+    cluster_provider: Provider | None = None
 
 
 class _DebugView:
@@ -219,6 +230,19 @@ class Manager:
             cache_unstructured=self.options.cache_unstructured,
             fence=self.fence,
         )
+        self.fleet = Fleet(sync_timeout=self.options.cache_sync_timeout)
+        """The clusters engaged besides the local one (`pyctrl.cluster.Fleet`)."""
+        self.client.cluster_resolver = lambda name: self.get_cluster(name).client
+        self.local_cluster = Cluster.of_parts(
+            config=config,
+            rest=self.rest,
+            mapper=self.mapper,
+            cache=self.cache,
+            client=self.client,
+            scheme=self.scheme,
+            recorder_for=self.get_event_recorder_for,
+        )
+        """The manager's own cluster as a `pyctrl.cluster.Cluster` (its client, cache...)."""
         self.credential_refresher: CredentialRefresher = config.refresher()
         """Renews the config's credentials ahead of expiry; runs with the HTTP servers."""
         self._webhook_server = self.options.webhook_server
@@ -250,6 +274,22 @@ class Manager:
         self.shards = SlotElector(RingLeaseStore(self.rest), sharding)
         self._others.append(self.shards)
         self._readyz["shards"] = self.shards.check_ready
+
+    def get_cluster(self, name: str) -> Cluster:
+        """The engaged cluster ``name``; the local cluster for "".
+
+        Raises:
+            ClusterNotFoundError: No cluster of that name is engaged.
+        """
+        return self.local_cluster if not name else self.fleet.get(name)
+
+    async def engage(self, name: str, cluster: Cluster) -> None:
+        """Engage ``cluster`` as ``name`` (`pyctrl.cluster.Fleet.engage`)."""
+        await self.fleet.engage(name, cluster)
+
+    async def disengage(self, name: str) -> None:
+        """Disengage the cluster ``name`` (`pyctrl.cluster.Fleet.disengage`)."""
+        await self.fleet.disengage(name)
 
     @property
     def api_reader(self) -> Reader:
@@ -394,6 +434,12 @@ class Manager:
             self._start_recorder(others, recorder)
         for runnable in self._others:
             others.create_task(runnable.start(), name=_name(runnable))
+        others.create_task(self.fleet.start(), name="fleet")
+        if self.options.cluster_provider is not None:
+            others.create_task(
+                self.options.cluster_provider.start(self.fleet, self.local_cluster),
+                name="cluster-provider",
+            )
         if self.options.leader_election:
             self.elector = LeaderElector(
                 RESTLeaseStore(self.rest),

@@ -43,6 +43,9 @@ controller-runtime already use:
 | ``pyctrl_informer_reconnects_total`` | gvk |
 | ``pyctrl_daemons_running``, ``pyctrl_daemon_crashes_total`` | daemon |
 | ``pyctrl_cache_own_write_waits_total`` | gvk, result (caught_up, timeout) |
+| ``pyctrl_cluster_reconcile_total`` | controller, cluster (engaged clusters' reconciles) |
+| ``pyctrl_engaged_clusters`` | (none) |
+| ``pyctrl_cluster_engagements_total`` | cluster, event (engaged, disengaged, failed) |
 
 `WorkqueueMetrics` and `ReconcileMetrics` are the recording ends the workqueue and
 controllers call; they bind the labels once.
@@ -59,9 +62,12 @@ __all__ = [
     "WorkqueueMetrics",
     "active_workers",
     "cache_own_write_waits_total",
+    "cluster_engagements_total",
+    "cluster_reconcile_total",
     "conversion_webhook_panics_total",
     "daemon_crashes_total",
     "daemons_running",
+    "engaged_clusters",
     "exposition",
     "informer_healthy",
     "informer_reconnects_total",
@@ -212,6 +218,23 @@ rest_client_requests_total = Counter(
     "rest_client_requests_total",
     "Number of HTTP requests, partitioned by status code, method, and host.",
     ["code", "method", "host"],
+    registry=registry,
+)
+cluster_reconcile_total = Counter(
+    "pyctrl_cluster_reconcile_total",
+    "Reconciles of requests of an engaged (not the local) cluster, per controller and cluster.",
+    ["controller", "cluster"],
+    registry=registry,
+)
+engaged_clusters = Gauge(
+    "pyctrl_engaged_clusters",
+    "Clusters a manager has engaged (besides its local cluster).",
+    registry=registry,
+)
+cluster_engagements_total = Counter(
+    "pyctrl_cluster_engagements_total",
+    "Clusters engaged, disengaged, or failed and dropped, per cluster.",
+    ["cluster", "event"],
     registry=registry,
 )
 lease_fenced_writes_total = Counter(

@@ -57,21 +57,36 @@ class Request:
 
     Requests are hashable and ordered, so they serve as workqueue keys, and print as
     ``namespace/name`` (or just ``name``), as Kubernetes tools do.
+
+    In a multi-cluster controller (`pyctrl.cluster`), ``cluster`` names the engaged
+    cluster the object lives in (multicluster-runtime's ``mcreconcile.Request``); it is
+    "" for the manager's own (local) cluster, so single-cluster code never sees it. A
+    request of another cluster prints as ``cluster:namespace/name``.
     """
 
     namespace: str
     name: str
+    cluster: str = ""
+
+    def in_cluster(self, cluster: str) -> Request:
+        """This request, for the object of the same key in ``cluster`` ("" the local one)."""
+        return Request(self.namespace, self.name, cluster)
 
     @classmethod
     def parse(cls, key: str) -> Request:
-        """Build a Request from ``namespace/name`` or ``name``."""
-        namespace, sep, name = key.rpartition("/")
-        if not name or (sep and not namespace):
-            raise ValueError(f"invalid request key {key!r}: expected 'namespace/name' or 'name'")
-        return cls(namespace=namespace, name=name)
+        """Build a Request from ``namespace/name`` or ``name``, optionally ``cluster:`` first."""
+        cluster, _, rest = key.rpartition(":")
+        namespace, sep, name = rest.rpartition("/")
+        if not name or (sep and not namespace) or (_ and not cluster):
+            raise ValueError(
+                f"invalid request key {key!r}: expected '[cluster:]namespace/name' or "
+                "'[cluster:]name'"
+            )
+        return cls(namespace=namespace, name=name, cluster=cluster)
 
     def __str__(self) -> str:
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+        key = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return f"{self.cluster}:{key}" if self.cluster else key
 
 
 @dataclass(frozen=True, slots=True)

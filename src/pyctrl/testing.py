@@ -12,7 +12,9 @@ answer is right or a deadline passes: controller-runtime's tests use Gomega's
   awaited.
 - `eventually` waits until an async check returns true.
 - `object_eventually` waits until an object exists and satisfies a predicate, and returns
-  it; `gone_eventually` waits until it no longer exists.
+  it; `gone_eventually` waits until it no longer exists. Both read from a reader, or
+  from a `pyctrl.cluster.Cluster`'s API server, or from a manager's cluster named by
+  ``cluster=`` ("" the local one) for multi-cluster operators.
 
 Each waiter fails with an `AssertionError` naming what it waited for, so a test's failure
 reads as the expectation that did not come true::
@@ -36,11 +38,26 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
 
     from pyctrl.client import Reader
+    from pyctrl.cluster import Cluster
     from pyctrl.manager import Manager
 
 __all__ = ["eventually", "gone_eventually", "object_eventually", "running"]
 
 _T = TypeVar("_T")
+
+
+def _reader(where: Reader | Cluster | Manager, cluster: str | None) -> Reader:
+    """What the waiters read from: a reader, a cluster's API server, a manager's cluster."""
+    get_cluster = getattr(where, "get_cluster", None)
+    if get_cluster is not None:  # a Manager
+        return get_cluster(cluster or "").api_reader  # type: ignore[no-any-return]
+    if cluster is not None:
+        raise TypeError("cluster= needs a Manager to find the cluster in")
+    api_reader = getattr(where, "api_reader", None)
+    if api_reader is not None and not hasattr(where, "get"):  # a Cluster
+        return api_reader  # type: ignore[no-any-return]
+    return where  # type: ignore[return-value]
+
 
 #: How often the waiters ask again, in seconds.
 POLL_INTERVAL = 0.05
@@ -96,13 +113,14 @@ async def eventually(
 
 
 async def object_eventually(
-    reader: Reader,
+    reader: Reader | Cluster | Manager,
     type_: type[_T],
     name: str,
     namespace: str | None = None,
     predicate: Callable[[_T], bool] | None = None,
     *,
     within: float = 15.0,
+    cluster: str | None = None,
 ) -> _T:
     """Wait until the object exists and satisfies ``predicate``; return it.
 
@@ -114,6 +132,8 @@ async def object_eventually(
         namespace: Its namespace; None for a cluster-scoped object.
         predicate: What must hold; None waits only for the object to exist.
         within: Seconds before giving up.
+        cluster: With a Manager as ``reader``: the engaged cluster to read ("" or None
+            the local one), from its API server.
 
     Returns:
         The object as last read, satisfying ``predicate``.
@@ -123,10 +143,11 @@ async def object_eventually(
             message says which and shows the last state seen.
     """
     last: list[Any] = []
+    source = _reader(reader, cluster)
 
     async def holds() -> bool:
         try:
-            obj = await reader.get(type_, name, namespace)
+            obj = await source.get(type_, name, namespace)
         except NotFoundError:
             last[:] = []
             return False
@@ -148,22 +169,26 @@ async def object_eventually(
 
 
 async def gone_eventually(
-    reader: Reader,
+    reader: Reader | Cluster | Manager,
     type_: type[Any],
     name: str,
     namespace: str | None = None,
     *,
     within: float = 15.0,
+    cluster: str | None = None,
 ) -> None:
     """Wait until the object no longer exists (its finalizers done, its deletion complete).
+
+    ``reader`` and ``cluster`` are as for `object_eventually`.
 
     Raises:
         AssertionError: it still existed after ``within`` seconds.
     """
+    source = _reader(reader, cluster)
 
     async def gone() -> bool:
         try:
-            await reader.get(type_, name, namespace)
+            await source.get(type_, name, namespace)
         except NotFoundError:
             return True
         return False

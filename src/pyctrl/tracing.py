@@ -163,6 +163,7 @@ def reconcile_span(
     name: str,
     reconcile_id: str,
     links: Iterable[Any],
+    cluster: str = "",
 ) -> AbstractContextManager[Any]:
     """The span of one reconcile, a root linked to ``links`` (span contexts); no-op if off."""
     tracer_ = tracer()
@@ -179,6 +180,8 @@ def reconcile_span(
     }
     if namespace:
         attributes["k8s.namespace.name"] = namespace
+    if cluster:
+        attributes["k8s.cluster.name"] = cluster
     span: AbstractContextManager[Any] = tracer_.start_as_current_span(
         f"reconcile {controller}",
         context=otel_context.Context(),  # a root: its causes are links

@@ -20,14 +20,14 @@ from pyctrl.client._patch import (
 )
 from pyctrl.client._reader import ObjectList, Reader, WriteObserver
 from pyctrl.client._rest import RESTClient
-from pyctrl.errors import APIError
+from pyctrl.errors import APIError, ClusterNotFoundError
 from pyctrl.labels import Selector
 from pyctrl.labels import parse as parse_labels
 from pyctrl.resource import PartialObjectMetadata, Unstructured, accessor
 from pyctrl.scheme import Scheme, default_scheme
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from types import TracebackType
 
     from pyctrl._fence import LeaseFence
@@ -692,6 +692,8 @@ class Client:
             self._uncached |= {Unstructured, dict}
         self._api_reader = _APIReader(self._api)
         self._owns_rest = False
+        self.cluster_resolver: Callable[[str], Client] | None = None
+        """Finds the client of an engaged cluster for `for_cluster`; the Manager sets it."""
 
     @classmethod
     def from_config(cls, config: Config | Configuration, **options: Any) -> Client:
@@ -743,6 +745,24 @@ class Client:
     def api_reader(self) -> Reader:
         """A reader that always reads from the API server, never from the cache."""
         return self._api_reader
+
+    def for_cluster(self, cluster: str) -> Client:
+        """The client of the engaged cluster ``cluster``; this client for "" (the local one).
+
+        A multi-cluster reconciler writes where its request lives with
+        ``client.for_cluster(request.cluster)`` (see `pyctrl.cluster`).
+
+        Raises:
+            ClusterNotFoundError: No cluster of that name is engaged (or this client
+                belongs to no manager that engages clusters).
+        """
+        if not cluster:
+            return self
+        if self.cluster_resolver is None:
+            raise ClusterNotFoundError(
+                f"cluster {cluster!r}: this client belongs to no manager that engages clusters"
+            )
+        return self.cluster_resolver(cluster)
 
     def with_field_owner(self, field_owner: str) -> Client:
         """A client like this one whose writes name ``field_owner`` as field manager."""

@@ -25,6 +25,7 @@ embedded server can be run unchanged against a real cluster.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import tempfile
@@ -45,7 +46,7 @@ from pyctrl.envtest._rest import Rest
 from pyctrl.envtest._webhook import WebhookInstaller
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
     from types import TracebackType
 
     from kubernetes_asyncio import client as k8s_client
@@ -59,6 +60,7 @@ __all__ = [
     "CRDInstallError",
     "ControlPlaneError",
     "Environment",
+    "EnvironmentFleet",
     "EnvtestError",
     "Mode",
     "load_crds",
@@ -233,6 +235,26 @@ class Environment:
         if self._binary_assets_directory is not None or os.environ.get("KUBEBUILDER_ASSETS"):
             return "binaries"
         return "embedded"
+
+    @staticmethod
+    def fleet(
+        n: int = 3, *, names: Sequence[str] | None = None, **options: Any
+    ) -> EnvironmentFleet:
+        """N embedded API servers for a multi-cluster test, each with its own data and faults.
+
+        ``async with Environment.fleet(3) as fleet:`` starts them together; ``fleet["b"]``
+        (or ``fleet[1]``) is one `Environment`. ``names`` defaults to ``a``, ``b``, ``c``...;
+        ``options`` go to each `Environment` (``crds=...``). They are embedded servers
+        unless ``mode`` says otherwise: a fleet of one existing cluster would not be one.
+        """
+        if names is None:
+            if not 1 <= n <= 26:
+                raise ValueError(f"a fleet has 1 to 26 clusters unless named, got {n}")
+            names = [chr(ord("a") + i) for i in range(n)]
+        elif len(names) != n or len(set(names)) != n or not all(names):
+            raise ValueError(f"a fleet of {n} needs {n} distinct non-empty names, got {names!r}")
+        options.setdefault("mode", "embedded")
+        return EnvironmentFleet({name: Environment(**options) for name in names})
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -505,3 +527,53 @@ class Environment:
         await self._webhooks.uninstall(rest, self._created_crds)
         if self._created_crds:
             await _crd.uninstall_crds(rest, self._created_crds, max_time=self._crd_install_timeout)
+
+
+class EnvironmentFleet:
+    """Named test environments started and stopped together (`Environment.fleet`).
+
+    Index it by name (``fleet["b"]``) or position (``fleet[1]``); iterate for the names.
+    """
+
+    def __init__(self, environments: Mapping[str, Environment]) -> None:
+        self.environments = dict(environments)
+
+    def __getitem__(self, key: str | int) -> Environment:
+        if isinstance(key, int):
+            return list(self.environments.values())[key]
+        return self.environments[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.environments)
+
+    def __len__(self) -> int:
+        return len(self.environments)
+
+    async def start(self) -> None:
+        """Start every environment at once; on a failure, stop those started and raise."""
+        try:
+            async with asyncio.TaskGroup() as group:
+                for env in self.environments.values():
+                    group.create_task(env.start())
+        except BaseException:
+            await self.stop()
+            raise
+
+    async def stop(self) -> None:
+        """Stop every environment that is started."""
+        await asyncio.gather(
+            *(env.stop() for env in self.environments.values()),
+            return_exceptions=True,
+        )
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()

@@ -16,6 +16,15 @@ arguments go to `Environment`::
     @pytest.mark.envtest(crds=["config/crd/bases"], garbage_collector=False)
     async def test_without_gc(envtest): ...
 
+The ``envtest_fleet`` fixture gives several embedded API servers at once
+(`Environment.fleet`), for multi-cluster operators: ``@pytest.mark.envtest_fleet(n=3)``
+(default 3, named a, b, c; or ``names=[...]``), with the ``envtest`` marker's CRDs and
+options applied to each::
+
+    @pytest.mark.envtest_fleet(names=["hub", "east", "west"])
+    async def test_copies(envtest_fleet):
+        hub = envtest_fleet["hub"]
+
 The fixture needs pytest-asyncio; pyctrl does not depend on pytest, so the plugin
 only fails (with a message saying so) when the fixture is used without it.
 """
@@ -26,12 +35,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pyctrl.envtest.environment import Environment
+from pyctrl.envtest.environment import Environment, EnvironmentFleet
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-__all__ = ["envtest", "pytest_addoption", "pytest_configure"]
+__all__ = ["envtest", "envtest_fleet", "pytest_addoption", "pytest_configure"]
 
 _INI = "envtest_crd_paths"
 
@@ -53,9 +62,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "envtest(crds=[...], **options): CRDs and Environment options for the envtest "
         "fixture (pyctrl)",
     )
+    config.addinivalue_line(
+        "markers",
+        "envtest_fleet(n=3, names=[...]): the size and names of the envtest_fleet fixture's "
+        "API servers (pyctrl)",
+    )
 
 
-def _environment(request: pytest.FixtureRequest) -> Environment:
+def _options(request: pytest.FixtureRequest) -> dict[str, Any]:
     options: dict[str, Any] = {}
     marker = request.node.get_closest_marker("envtest")
     if marker is not None:
@@ -64,11 +78,28 @@ def _environment(request: pytest.FixtureRequest) -> Environment:
                 "@pytest.mark.envtest takes keyword arguments only, e.g. envtest(crds=[...])"
             )
         options.update(marker.kwargs)
-    crds = [*request.config.getini(_INI), *options.pop("crds", ())]
+    options["crds"] = [*request.config.getini(_INI), *options.pop("crds", ())]
+    return options
+
+
+def _environment(request: pytest.FixtureRequest) -> Environment:
     try:
-        return Environment(crds=crds, **options)
+        return Environment(**_options(request))
     except TypeError as exc:
         raise pytest.UsageError(f"bad @pytest.mark.envtest arguments: {exc}") from None
+
+
+def _fleet(request: pytest.FixtureRequest) -> EnvironmentFleet:
+    marker = request.node.get_closest_marker("envtest_fleet")
+    shape: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
+    try:
+        return Environment.fleet(
+            shape.pop("n", len(shape.get("names") or ()) or 3),
+            names=shape.pop("names", None),
+            **_options(request),
+        )
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(f"bad envtest_fleet/envtest marker arguments: {exc}") from None
 
 
 try:
@@ -80,6 +111,11 @@ except ImportError:  # pragma: no cover - exercised only without pytest-asyncio
         """Fail: the envtest fixture is async and needs pytest-asyncio."""
         pytest.fail("the envtest fixture needs pytest-asyncio (pip install pytest-asyncio)")
 
+    @pytest.fixture(name="envtest_fleet")
+    def envtest_fleet_unavailable() -> None:
+        """Fail: the envtest_fleet fixture is async and needs pytest-asyncio."""
+        pytest.fail("the envtest_fleet fixture needs pytest-asyncio (pip install pytest-asyncio)")
+
 else:
 
     @pytest_asyncio.fixture(name="envtest")
@@ -90,3 +126,13 @@ else:
         """
         async with _environment(request) as env:
             yield env
+
+    @pytest_asyncio.fixture(name="envtest_fleet")
+    async def envtest_fleet(request: pytest.FixtureRequest) -> AsyncIterator[EnvironmentFleet]:
+        """Yield started embedded API servers (`Environment.fleet`); stop them after the test.
+
+        Sized by ``@pytest.mark.envtest_fleet(n=..., names=[...])``; each gets the CRDs
+        and options of ``envtest_crd_paths`` and ``@pytest.mark.envtest``.
+        """
+        async with _fleet(request) as fleet:
+            yield fleet

@@ -1,0 +1,144 @@
+"""Clusters from SIG-Multicluster's ClusterProfile API (multicluster-runtime's provider)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from pyctrl.cluster import Cluster, config_from_kubeconfig
+from pyctrl.errors import ConfigError
+from pyctrl.log import get_logger
+from pyctrl.meta import GroupVersionKind
+from pyctrl.resource import Unstructured
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pyctrl.cluster import Aware
+
+__all__ = ["CLUSTER_PROFILE", "ClusterProfileProvider"]
+
+CLUSTER_PROFILE: Final = GroupVersionKind("multicluster.x-k8s.io", "v1alpha1", "ClusterProfile")
+"""The kind the provider follows."""
+
+_log = get_logger("pyctrl.providers")
+
+
+def _access_providers(profile: Unstructured) -> list[dict[str, Any]]:
+    """``status.accessProviders``, then the deprecated ``credentialProviders`` not shadowed."""
+    status = profile.object.get("status") or {}
+    providers = list(status.get("accessProviders") or [])
+    named = {p.get("name") for p in providers}
+    providers += [p for p in status.get("credentialProviders") or [] if p.get("name") not in named]
+    return providers
+
+
+class ClusterProfileProvider:
+    """Engages a cluster per ClusterProfile of the local cluster that it has access to.
+
+    A ClusterProfile's ``status.accessProviders`` lists ways to reach its cluster, each
+    with a ``name`` and a kubeconfig ``cluster`` entry (``server``,
+    ``certificate-authority-data``...). The consumer (this operator) says, per access
+    provider name, which credentials to use: a kubeconfig ``user`` entry (an ``exec``
+    plugin, as multicluster-runtime's provider configures, or a ``token``...). The first
+    access provider of the profile the consumer has credentials for is used.
+
+    Clusters are named ``namespace/name`` after their profile. A profile appearing, or
+    its access changing, engages its cluster; its deletion, or losing every usable
+    access provider, disengages it.
+
+    Args:
+        credentials: Per access provider name, the kubeconfig ``user`` entry to use.
+        namespace: Only the profiles of this namespace; None for every namespace.
+    """
+
+    def __init__(
+        self, credentials: Mapping[str, Mapping[str, Any]], *, namespace: str | None = None
+    ) -> None:
+        if not credentials:
+            raise ValueError(
+                "ClusterProfileProvider needs credentials for at least one access provider"
+            )
+        self.credentials = {name: dict(user) for name, user in credentials.items()}
+        self.namespace = namespace
+        self._engaged: dict[str, str] = {}
+        self._aware: Aware | None = None
+        self._local: Cluster | None = None
+
+    async def start(self, aware: Aware, local: Cluster) -> None:
+        """Follow the ClusterProfiles through the local cache until cancelled."""
+        self._aware, self._local = aware, local
+        informer = local.cache.get_informer(Unstructured, gvk=CLUSTER_PROFILE)
+        registration = informer.add_event_handler(self)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            registration.remove()
+
+    def kubeconfig(self, profile: Unstructured) -> dict[str, Any] | None:
+        """The kubeconfig reaching ``profile``'s cluster, or None if no access provider fits."""
+        for provider in _access_providers(profile):
+            user = self.credentials.get(str(provider.get("name")))
+            cluster = provider.get("cluster")
+            if user is None or not isinstance(cluster, dict) or not cluster.get("server"):
+                continue
+            return {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "profile", "cluster": cluster}],
+                "users": [{"name": "consumer", "user": user}],
+                "contexts": [
+                    {"name": "profile", "context": {"cluster": "profile", "user": "consumer"}}
+                ],
+                "current-context": "profile",
+            }
+        return None
+
+    def _name(self, profile: Unstructured) -> str | None:
+        namespace, name = profile.namespace, profile.name
+        if self.namespace is not None and namespace != self.namespace:
+            return None
+        return f"{namespace}/{name}"
+
+    async def add(self, obj: Unstructured, is_in_initial_list: bool) -> None:
+        """A profile appeared."""
+        await self._seen(obj)
+
+    async def update(self, old: Unstructured, new: Unstructured) -> None:
+        """A profile changed."""
+        await self._seen(new)
+
+    async def delete(self, obj: Unstructured, delete_state_unknown: bool) -> None:
+        """A profile is gone: disengage its cluster."""
+        name = self._name(obj)
+        if name is not None:
+            await self._drop(name)
+
+    async def _seen(self, profile: Unstructured) -> None:
+        name = self._name(profile)
+        if name is None:
+            return
+        kubeconfig = self.kubeconfig(profile)
+        if kubeconfig is None:
+            await self._drop(name)
+            return
+        digest = hashlib.sha256(json.dumps(kubeconfig, sort_keys=True).encode()).hexdigest()
+        if self._engaged.get(name) == digest:
+            return
+        assert self._aware is not None
+        assert self._local is not None
+        try:
+            config = await config_from_kubeconfig(kubeconfig)
+        except ConfigError as exc:
+            _log.error("ClusterProfile access unusable", profile=name, error=str(exc))
+            await self._drop(name)
+            return
+        self._engaged[name] = digest
+        await self._aware.engage(name, Cluster(config, name=name, scheme=self._local.scheme))
+
+    async def _drop(self, name: str) -> None:
+        if self._engaged.pop(name, None) is not None:
+            assert self._aware is not None
+            await self._aware.disengage(name)

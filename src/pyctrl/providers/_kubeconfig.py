@@ -1,0 +1,112 @@
+"""Clusters from kubeconfig Secrets of the local cluster (multicluster-runtime's provider)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+from typing import TYPE_CHECKING, Any, Final
+
+from kubernetes_asyncio.client import V1Secret
+
+from pyctrl.cluster import Cluster, config_from_kubeconfig
+from pyctrl.errors import ConfigError
+from pyctrl.log import get_logger
+
+if TYPE_CHECKING:
+    from pyctrl.cluster import Aware
+
+__all__ = ["KUBECONFIG_KEY", "KUBECONFIG_LABEL", "KubeconfigSecretProvider"]
+
+KUBECONFIG_LABEL: Final = "sigs.k8s.io/multicluster-runtime-kubeconfig"
+"""The label (value ``"true"``) marking a Secret as a cluster's kubeconfig."""
+
+KUBECONFIG_KEY: Final = "kubeconfig"
+"""The Secret data key holding the kubeconfig."""
+
+_log = get_logger("pyctrl.providers")
+
+
+class KubeconfigSecretProvider:
+    """Engages a cluster per labelled kubeconfig Secret of one namespace of the local cluster.
+
+    The cluster is named after the Secret. A Secret appearing (or gaining the label)
+    engages it; a change of its kubeconfig engages a new `Cluster` in place of the old
+    one; its deletion (or losing the label) disengages it. A Secret whose kubeconfig is
+    missing or broken is logged and skipped (a cluster it served is disengaged).
+
+    Args:
+        namespace: Where the Secrets are (typically the operator's namespace).
+        label: The label marking kubeconfig Secrets (value ``"true"``).
+        key: The data key holding the kubeconfig.
+    """
+
+    def __init__(
+        self, namespace: str, *, label: str = KUBECONFIG_LABEL, key: str = KUBECONFIG_KEY
+    ) -> None:
+        if not namespace:
+            raise ValueError("KubeconfigSecretProvider needs the namespace of the Secrets")
+        self.namespace, self.label, self.key = namespace, label, key
+        self._engaged: dict[str, str] = {}  # Secret name -> digest of its kubeconfig
+        self._aware: Aware | None = None
+        self._local: Cluster | None = None
+
+    async def start(self, aware: Aware, local: Cluster) -> None:
+        """Follow the Secrets through the local cache until cancelled."""
+        self._aware, self._local = aware, local
+        informer = local.cache.get_informer(V1Secret)
+        registration = informer.add_event_handler(self)
+        try:
+            await asyncio.Event().wait()
+        finally:
+            registration.remove()
+
+    def _kubeconfig(self, secret: Any) -> bytes | None:
+        meta = secret.metadata
+        if meta.namespace != self.namespace or (meta.labels or {}).get(self.label) != "true":
+            return None
+        value = (secret.data or {}).get(self.key)
+        return base64.b64decode(value) if value else b""
+
+    async def add(self, obj: Any, is_in_initial_list: bool) -> None:
+        """A Secret appeared."""
+        await self._seen(obj)
+
+    async def update(self, old: Any, new: Any) -> None:
+        """A Secret changed."""
+        await self._seen(new)
+
+    async def delete(self, obj: Any, delete_state_unknown: bool) -> None:
+        """A Secret is gone: disengage its cluster."""
+        if obj.metadata.namespace == self.namespace:
+            await self._drop(obj.metadata.name)
+
+    async def _seen(self, secret: Any) -> None:
+        name = secret.metadata.name
+        kubeconfig = self._kubeconfig(secret)
+        if kubeconfig is None:
+            if secret.metadata.namespace == self.namespace:
+                await self._drop(name)  # the label went away
+            return
+        digest = hashlib.sha256(kubeconfig).hexdigest()
+        if self._engaged.get(name) == digest:
+            return
+        assert self._aware is not None
+        assert self._local is not None
+        try:
+            if not kubeconfig:
+                raise ConfigError(f"no {self.key!r} key in the Secret")
+            config = await config_from_kubeconfig(kubeconfig)
+        except ConfigError as exc:
+            _log.error(
+                "kubeconfig Secret unusable", secret=f"{self.namespace}/{name}", error=str(exc)
+            )
+            await self._drop(name)
+            return
+        self._engaged[name] = digest
+        await self._aware.engage(name, Cluster(config, name=name, scheme=self._local.scheme))
+
+    async def _drop(self, name: str) -> None:
+        if self._engaged.pop(name, None) is not None:
+            assert self._aware is not None
+            await self._aware.disengage(name)
