@@ -55,7 +55,7 @@ from pyctrl.source import Kind, Source
 from pyctrl.workqueue import by_cluster
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable, Coroutine
 
     from pyctrl.cache import Informer
     from pyctrl.clock import Clock
@@ -369,7 +369,7 @@ class Builder(Generic[T]):
 
     def _cluster_sources(
         self, controller: Controller, watches: list[_Watch], name: str, cluster: Cluster
-    ) -> list[Callable[[], Awaitable[None]]]:
+    ) -> list[Callable[[], Coroutine[Any, Any, None]]]:
         """The sources of an engaged cluster: each typed watch, on that cluster's cache."""
         queue = cluster_queue(controller.queue, name)
         sources = [

@@ -32,7 +32,7 @@ import contextvars
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 import yaml
 
@@ -48,7 +48,7 @@ from pyctrl.scheme import Scheme, default_scheme
 from pyctrl.workqueue import Trigger
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Callable, Coroutine, Mapping, Sequence
     from datetime import timedelta
 
     from pyctrl.handler import Queue
@@ -65,6 +65,9 @@ __all__ = [
 ]
 
 _log = get_logger("pyctrl.cluster")
+
+Watcher: TypeAlias = "Callable[[str, Cluster], Sequence[Callable[[], Coroutine[Any, Any, None]]]]"
+"""``watcher(name, cluster)``: the coroutine functions to run while ``cluster`` is engaged."""
 
 
 class Cluster:
@@ -308,7 +311,9 @@ class Fleet:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._groups: dict[str, asyncio.TaskGroup] = {}
         self._synced: dict[str, asyncio.Event] = {}
-        self._watchers: list[Callable[[str, Cluster], Sequence[Callable[[], Awaitable[None]]]]] = []
+        self._watchers: list[
+            Callable[[str, Cluster], Sequence[Callable[[], Coroutine[Any, Any, None]]]]
+        ] = []
         self._group: asyncio.TaskGroup | None = None
         self._changed = asyncio.Condition()
 
@@ -331,9 +336,7 @@ class Fleet:
                 f"cluster {name!r} is not engaged (engaged: {engaged})"
             ) from None
 
-    def add_watcher(
-        self, watcher: Callable[[str, Cluster], Sequence[Callable[[], Awaitable[None]]]]
-    ) -> None:
+    def add_watcher(self, watcher: Watcher) -> None:
         """Run ``watcher``'s coroutines for every cluster engaged, now and later."""
         self._watchers.append(watcher)
         for name, group in self._groups.items():

@@ -32,7 +32,7 @@ import asyncio
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pyctrl.errors import NotFoundError
+from pyctrl.errors import ClusterNotFoundError, NotFoundError
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -133,7 +133,8 @@ async def object_eventually(
         predicate: What must hold; None waits only for the object to exist.
         within: Seconds before giving up.
         cluster: With a Manager as ``reader``: the engaged cluster to read ("" or None
-            the local one), from its API server.
+            the local one), from its API server; one not engaged yet counts as the
+            object not found yet.
 
     Returns:
         The object as last read, satisfying ``predicate``.
@@ -143,12 +144,11 @@ async def object_eventually(
             message says which and shows the last state seen.
     """
     last: list[Any] = []
-    source = _reader(reader, cluster)
 
     async def holds() -> bool:
         try:
-            obj = await source.get(type_, name, namespace)
-        except NotFoundError:
+            obj = await _reader(reader, cluster).get(type_, name, namespace)
+        except (NotFoundError, ClusterNotFoundError):  # a cluster not engaged yet, too
             last[:] = []
             return False
         last[:] = [obj]
@@ -184,11 +184,11 @@ async def gone_eventually(
     Raises:
         AssertionError: it still existed after ``within`` seconds.
     """
-    source = _reader(reader, cluster)
+    _reader(reader, cluster)  # a wrong argument fails now, not as a timeout
 
     async def gone() -> bool:
         try:
-            await source.get(type_, name, namespace)
+            await _reader(reader, cluster).get(type_, name, namespace)
         except NotFoundError:
             return True
         return False

@@ -57,7 +57,7 @@ def hub_manager(fleet: EnvironmentFleet) -> Manager:
 async def test_event_in_b_reconciles_with_cluster_b_and_writes_only_there(
     envtest_fleet: EnvironmentFleet,
 ) -> None:
-    """Three engaged clusters: a ConfigMap created in b is reconciled as cluster="b", written in b."""
+    """Three engaged clusters: a ConfigMap made in b reconciles as cluster="b", written in b."""
     manager = hub_manager(envtest_fleet)
     copier = Copier(manager)
     controller = controller_managed_by(manager).for_(V1ConfigMap).multicluster().complete(copier)
