@@ -50,6 +50,7 @@ from pyctrl.cache import cached_in_slots, keys_in_slots
 from pyctrl.cluster import cluster_queue
 from pyctrl.controller import Controller, Options
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
+from pyctrl.log import get_logger
 from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
 from pyctrl.source import Kind, Source
 from pyctrl.workqueue import by_cluster
@@ -77,6 +78,8 @@ __all__ = [
     "webhook_managed_by",
 ]
 
+_log = get_logger("pyctrl.builder")
+
 
 class _AfterOwnWrites:
     """Waits, before each reconcile, until the cache shows the client's writes of its key.
@@ -93,6 +96,19 @@ class _AfterOwnWrites:
         await self._manager.get_cluster(request.cluster).cache.wait_for_own_writes(
             self._type, request.name, request.namespace or None
         )
+        return await self._reconciler.reconcile(request)
+
+
+class _WhileEngaged:
+    """Drops the requests of clusters no longer engaged, before the reconciler sees them."""
+
+    def __init__(self, manager: Manager, reconciler: Reconciler) -> None:
+        self._manager, self._reconciler = manager, reconciler
+
+    async def reconcile(self, request: Request) -> Result | None:
+        if request.cluster and request.cluster not in self._manager.fleet:
+            _log.info("cluster not engaged; dropping its request", cluster=request.cluster)
+            return None
         return await self._reconciler.reconcile(request)
 
 
@@ -329,6 +345,8 @@ class Builder(Generic[T]):
             and self.manager.cache.options.read_your_own_writes
         ):
             reconciler = _AfterOwnWrites(self.manager, self._for.type_, reconciler)
+        if engaged:
+            reconciler = _WhileEngaged(self.manager, reconciler)
         return reconciler
 
     def complete(self, reconciler: Reconciler | ObjectReconciler[T]) -> Controller:

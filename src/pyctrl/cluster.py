@@ -322,6 +322,9 @@ class Fleet:
         """The names of the engaged clusters, sorted."""
         return tuple(sorted(self._clusters))
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._clusters
+
     def get(self, name: str) -> Cluster:
         """The engaged cluster ``name``.
 
