@@ -187,13 +187,85 @@ class StarvationGuardMachine(WorkQueueMachine):
     starvation_timeout = 1.0
 
 
+GROUP = {"a": "x", "b": "x", "c": "y", "d": "y"}
+
+
+class FairQueueMachine(WorkQueueMachine):
+    """The same operations on a fair queue (keys a, b in one group, c, d in another).
+
+    Each hand-out must still be a due, idle key of the highest ready priority, and the
+    first (by due time, then arrival) of its group at that priority; no add is lost.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queue = WorkQueue(
+            clock=self.clock,
+            rate_limiter=ItemExponentialFailureRateLimiter(base=BASE, max=MAX),
+            starvation_timeout=None,
+            fairness_key=GROUP.__getitem__,
+        )
+
+    @rule()
+    def get(self) -> None:
+        ready = self._ready()
+        try:
+            key, priority = self.queue.get_with_priority_nowait()
+        except asyncio.QueueEmpty:
+            assert not ready, f"queue empty while {ready} are due and idle"
+            return
+        assert key in ready, f"handed out {key!r}; due and idle keys were {ready}"
+        top = max(self.priority[k] for k in ready)
+        assert priority == self.priority[key] == top
+        group = [k for k in ready if GROUP[k] == GROUP[key] and self.priority[k] == top]
+        assert key == min(group, key=lambda k: (self.due[k], self.order[k]))
+        del self.due[key], self.priority[key], self.order[key]
+        self.processing.add(key)
+        self.owed.discard(key)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    arrivals=st.lists(st.sampled_from("xyz"), min_size=1, max_size=60),
+)
+def test_fair_queue_serves_ready_groups_in_turn(arrivals: list[str]) -> None:
+    """Keys of three groups added in any order are handed out round robin over the groups.
+
+    Each group's keys keep their order; a group takes its turn in the order it first had
+    a ready key, and leaves the rotation once it has none.
+    """
+    queue: WorkQueue[str] = WorkQueue(fairness_key=lambda key: key[0])
+    lines: dict[str, list[str]] = {}
+    for i, group in enumerate(arrivals):
+        key = f"{group}{i}"
+        queue.add(key)
+        lines.setdefault(group, []).append(key)
+    turns = list(lines)  # groups in the order they first had a key
+    expected: list[str] = []
+    while turns:
+        group = turns.pop(0)
+        expected.append(lines[group].pop(0))
+        if lines[group]:
+            turns.append(group)
+    handed_out = []
+    while len(queue):
+        key = queue.get_nowait()
+        handed_out.append(key)
+        queue.done(key)
+    assert handed_out == expected
+
+
 WorkQueueMachine.TestCase.settings = settings(
     max_examples=40, stateful_step_count=40, deadline=None
 )
 StarvationGuardMachine.TestCase.settings = settings(
     max_examples=25, stateful_step_count=40, deadline=None
 )
+FairQueueMachine.TestCase.settings = settings(
+    max_examples=40, stateful_step_count=40, deadline=None
+)
 TestWorkQueueMachine = WorkQueueMachine.TestCase
+TestFairQueueMachine = FairQueueMachine.TestCase
 TestStarvationGuardMachine = StarvationGuardMachine.TestCase
 
 
