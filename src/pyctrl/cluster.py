@@ -399,13 +399,23 @@ class Fleet:
         """Wait until ``name`` is engaged (and its cache synced), or with ``engaged=False`` gone.
 
         Raises:
-            TimeoutError: Not so within ``timeout`` seconds.
+            TimeoutError: Not so within ``timeout`` seconds (the message says which).
+            ClusterNotFoundError: It was disengaged again while its cache synced.
         """
-        async with asyncio.timeout(timeout):
-            async with self._changed:
-                await self._changed.wait_for(lambda: (name in self._clusters) == engaged)
-            if engaged and synced:
-                await self._synced[name].wait()
+        state = "engaged and synced" if engaged and synced else "engaged" if engaged else "gone"
+        try:
+            async with asyncio.timeout(timeout):
+                async with self._changed:
+                    await self._changed.wait_for(lambda: (name in self._clusters) == engaged)
+                event = self._synced.get(name)
+                if engaged and synced:
+                    if event is None:  # disengaged again meanwhile
+                        raise ClusterNotFoundError(
+                            f"cluster {name!r} was disengaged while waited for"
+                        )
+                    await event.wait()
+        except TimeoutError:
+            raise TimeoutError(f"cluster {name!r} was not {state} within {timeout:g}s") from None
 
     async def start(self) -> None:
         """Run the engaged clusters until cancelled; clusters engaged later start at once."""
