@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
 from typing import TYPE_CHECKING, Any, Final
 
-from pyctrl.cluster import Cluster, config_from_kubeconfig
-from pyctrl.errors import ConfigError
-from pyctrl.log import get_logger
 from pyctrl.meta import GroupVersionKind
+from pyctrl.providers._engaging import Engaging
 from pyctrl.resource import Unstructured
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from pyctrl.cluster import Aware
+    from pyctrl.cluster import Aware, Cluster
 
 __all__ = ["CLUSTER_PROFILE", "ClusterProfileProvider"]
 
 CLUSTER_PROFILE: Final = GroupVersionKind("multicluster.x-k8s.io", "v1alpha1", "ClusterProfile")
 """The kind the provider follows."""
-
-_log = get_logger("pyctrl.providers")
 
 
 def _access_providers(profile: Unstructured) -> list[dict[str, Any]]:
@@ -35,7 +28,7 @@ def _access_providers(profile: Unstructured) -> list[dict[str, Any]]:
     return providers
 
 
-class ClusterProfileProvider:
+class ClusterProfileProvider(Engaging):
     """Engages a cluster per ClusterProfile of the local cluster that it has access to.
 
     A ClusterProfile's ``status.accessProviders`` lists ways to reach its cluster, each
@@ -61,21 +54,15 @@ class ClusterProfileProvider:
             raise ValueError(
                 "ClusterProfileProvider needs credentials for at least one access provider"
             )
+        super().__init__()
         self.credentials = {name: dict(user) for name, user in credentials.items()}
         self.namespace = namespace
-        self._engaged: dict[str, str] = {}
-        self._aware: Aware | None = None
-        self._local: Cluster | None = None
 
     async def start(self, aware: Aware, local: Cluster) -> None:
         """Follow the ClusterProfiles through the local cache until cancelled."""
-        self._aware, self._local = aware, local
-        informer = local.cache.get_informer(Unstructured, gvk=CLUSTER_PROFILE)
-        registration = informer.add_event_handler(self)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            registration.remove()
+        await self._follow(
+            aware, local, local.cache.get_informer(Unstructured, gvk=CLUSTER_PROFILE)
+        )
 
     def kubeconfig(self, profile: Unstructured) -> dict[str, Any] | None:
         """The kubeconfig reaching ``profile``'s cluster, or None if no access provider fits."""
@@ -124,21 +111,4 @@ class ClusterProfileProvider:
         if kubeconfig is None:
             await self._drop(name)
             return
-        digest = hashlib.sha256(json.dumps(kubeconfig, sort_keys=True).encode()).hexdigest()
-        if self._engaged.get(name) == digest:
-            return
-        assert self._aware is not None
-        assert self._local is not None
-        try:
-            config = await config_from_kubeconfig(kubeconfig)
-        except ConfigError as exc:
-            _log.error("ClusterProfile access unusable", profile=name, error=str(exc))
-            await self._drop(name)
-            return
-        self._engaged[name] = digest
-        await self._aware.engage(name, Cluster(config, name=name, scheme=self._local.scheme))
-
-    async def _drop(self, name: str) -> None:
-        if self._engaged.pop(name, None) is not None:
-            assert self._aware is not None
-            await self._aware.disengage(name)
+        await self._engage(name, kubeconfig, f"ClusterProfile {name}")

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import hashlib
 from typing import TYPE_CHECKING, Any, Final
 
 from kubernetes_asyncio.client import V1Secret
 
-from pyctrl.cluster import Cluster, config_from_kubeconfig
-from pyctrl.errors import ConfigError
 from pyctrl.log import get_logger
+from pyctrl.providers._engaging import Engaging
 
 if TYPE_CHECKING:
-    from pyctrl.cluster import Aware
+    from pyctrl.cluster import Aware, Cluster
 
 __all__ = ["KUBECONFIG_KEY", "KUBECONFIG_LABEL", "KubeconfigSecretProvider"]
 
@@ -27,7 +24,7 @@ KUBECONFIG_KEY: Final = "kubeconfig"
 _log = get_logger("pyctrl.providers")
 
 
-class KubeconfigSecretProvider:
+class KubeconfigSecretProvider(Engaging):
     """Engages a cluster per labelled kubeconfig Secret of one namespace of the local cluster.
 
     The cluster is named after the Secret. A Secret appearing (or gaining the label)
@@ -46,20 +43,12 @@ class KubeconfigSecretProvider:
     ) -> None:
         if not namespace:
             raise ValueError("KubeconfigSecretProvider needs the namespace of the Secrets")
+        super().__init__()
         self.namespace, self.label, self.key = namespace, label, key
-        self._engaged: dict[str, str] = {}  # Secret name -> digest of its kubeconfig
-        self._aware: Aware | None = None
-        self._local: Cluster | None = None
 
     async def start(self, aware: Aware, local: Cluster) -> None:
         """Follow the Secrets through the local cache until cancelled."""
-        self._aware, self._local = aware, local
-        informer = local.cache.get_informer(V1Secret)
-        registration = informer.add_event_handler(self)
-        try:
-            await asyncio.Event().wait()
-        finally:
-            registration.remove()
+        await self._follow(aware, local, local.cache.get_informer(V1Secret))
 
     def _kubeconfig(self, secret: Any) -> bytes | None:
         meta = secret.metadata
@@ -88,25 +77,12 @@ class KubeconfigSecretProvider:
             if secret.metadata.namespace == self.namespace:
                 await self._drop(name)  # the label went away
             return
-        digest = hashlib.sha256(kubeconfig).hexdigest()
-        if self._engaged.get(name) == digest:
-            return
-        assert self._aware is not None
-        assert self._local is not None
-        try:
-            if not kubeconfig:
-                raise ConfigError(f"no {self.key!r} key in the Secret")
-            config = await config_from_kubeconfig(kubeconfig)
-        except ConfigError as exc:
+        if not kubeconfig:
             _log.error(
-                "kubeconfig Secret unusable", secret=f"{self.namespace}/{name}", error=str(exc)
+                "kubeconfig Secret has no kubeconfig",
+                secret=f"{self.namespace}/{name}",
+                key=self.key,
             )
             await self._drop(name)
             return
-        self._engaged[name] = digest
-        await self._aware.engage(name, Cluster(config, name=name, scheme=self._local.scheme))
-
-    async def _drop(self, name: str) -> None:
-        if self._engaged.pop(name, None) is not None:
-            assert self._aware is not None
-            await self._aware.disengage(name)
+        await self._engage(name, kubeconfig, f"Secret {self.namespace}/{name}")
