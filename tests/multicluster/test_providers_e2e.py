@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import copy
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from kubernetes_asyncio.client import V1ConfigMap
 
+from pyctrl import metrics
 from pyctrl.builder import controller_managed_by
-from pyctrl.cluster import Cluster
+from pyctrl.cluster import Cluster, Fleet
 from pyctrl.errors import ClusterNotFoundError
 from pyctrl.manager import Manager
 from pyctrl.providers import CLUSTER_PROFILE, ClusterProfileProvider, StaticProvider
@@ -187,3 +190,33 @@ async def test_fleet_names_what_is_engaged_when_a_cluster_is_missing(envtest: En
     await manager.disengage("one")
     assert manager.fleet.names == ()
     await manager.rest.aclose()
+
+
+async def test_a_cluster_that_cannot_sync_is_dropped_and_others_run_on(
+    envtest: Environment,
+) -> None:
+    """An unreachable cluster fails alone: logged, counted, disengaged; a healthy one stays."""
+    fleet = Fleet(sync_timeout=0.5, stop_timeout=5)
+    informed: list[str] = []
+
+    def watch_config_maps(name: str, cluster: Cluster) -> list[Any]:
+        cluster.cache.get_informer(V1ConfigMap)  # something to sync
+        informed.append(name)
+        return []
+
+    fleet.add_watcher(watch_config_maps)
+    unreachable = copy.deepcopy(envtest.config)
+    unreachable.host = "https://127.0.0.1:1"
+    failed = metrics.cluster_engagements_total.labels("broken", "failed")
+    before = failed._value.get()
+    async with asyncio.timeout(30), asyncio.TaskGroup() as tg:
+        task = tg.create_task(fleet.start())
+        await fleet.engage("healthy", Cluster(envtest.config))
+        await fleet.engage("broken", Cluster(unreachable))
+        await fleet.wait_engaged("healthy")
+        await fleet.wait_engaged("broken", engaged=False, timeout=20)
+        assert fleet.names == ("healthy",)
+        assert fleet.get("healthy").cache.synced()
+        task.cancel()
+    assert sorted(informed) == ["broken", "healthy"]
+    assert failed._value.get() == before + 1
