@@ -39,7 +39,7 @@ import yaml
 from pyctrl import metrics
 from pyctrl._kubernetes import Configuration
 from pyctrl.cache import Cache, CacheOptions
-from pyctrl.client import Client, RESTClient, RESTMapper
+from pyctrl.client import Client, Reader, RESTClient, RESTMapper
 from pyctrl.config import Config, load_kubeconfig
 from pyctrl.errors import ClusterNotFoundError
 from pyctrl.log import get_logger
@@ -113,7 +113,7 @@ class Cluster:
         )
         self._recorders: dict[str, EventRecorder] = {}
         self._group: asyncio.TaskGroup | None = None
-        self._owns_parts = True
+        self._recorder_for: Callable[[str], EventRecorder] | None = None
 
     @classmethod
     def of_parts(
@@ -132,20 +132,19 @@ class Cluster:
         cluster = cls.__new__(cls)
         cluster.name, cluster.config, cluster.scheme = name, config, scheme
         cluster.rest, cluster.mapper, cluster.cache, cluster.client = rest, mapper, cache, client
-        cluster._recorders, cluster._group, cluster._owns_parts = {}, None, False
-        cluster._recorder_for = recorder_for  # type: ignore[attr-defined]
+        cluster._recorders, cluster._group = {}, None
+        cluster._recorder_for = recorder_for
         return cluster
 
     @property
-    def api_reader(self) -> Any:
+    def api_reader(self) -> Reader:
         """A reader that always reads from this cluster's API server, never the cache."""
         return self.client.api_reader
 
     def get_event_recorder_for(self, controller: str) -> EventRecorder:
         """An event recorder writing this cluster's Events as ``controller`` (one per name)."""
-        if not self._owns_parts:
-            recorder_for: Callable[[str], EventRecorder] = self._recorder_for  # type: ignore[attr-defined]
-            return recorder_for(controller)
+        if self._recorder_for is not None:  # a manager's parts: the manager runs them
+            return self._recorder_for(controller)
         recorder = self._recorders.get(controller)
         if recorder is None:
             recorder = self._recorders[controller] = EventRecorder(
@@ -161,7 +160,7 @@ class Cluster:
         Raises:
             RuntimeError: The cluster is a view of a manager's parts (the manager runs them).
         """
-        if not self._owns_parts:
+        if self._recorder_for is not None:
             raise RuntimeError(f"cluster {self.name!r} is run by its manager, not by start()")
         try:
             async with asyncio.TaskGroup() as group:

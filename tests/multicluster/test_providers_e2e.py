@@ -15,15 +15,18 @@ from pyctrl.builder import controller_managed_by
 from pyctrl.cluster import Cluster, Fleet
 from pyctrl.errors import ClusterNotFoundError
 from pyctrl.manager import Manager
+from pyctrl.meta import GroupVersionKind
 from pyctrl.providers import CLUSTER_PROFILE, ClusterProfileProvider, StaticProvider
 from pyctrl.reconcile import Request, Result
 from pyctrl.resource import Unstructured
-from pyctrl.testing import object_eventually, running
+from pyctrl.testing import eventually, object_eventually, running
 
 from .conftest import NAMESPACE, config_map, options
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment, EnvironmentFleet
+
+EVENTS_V1 = GroupVersionKind("events.k8s.io", "v1", "Event")
 
 # The ClusterProfile CRD's shape (multicluster.x-k8s.io, cluster-inventory-api), reduced to
 # what the provider reads.
@@ -220,3 +223,28 @@ async def test_a_cluster_that_cannot_sync_is_dropped_and_others_run_on(
         task.cancel()
     assert sorted(informed) == ["broken", "healthy"]
     assert failed._value.get() == before + 1
+
+
+@pytest.mark.envtest_fleet(names=["hub", "member"])
+async def test_an_engaged_clusters_recorder_writes_events_there(
+    envtest_fleet: EnvironmentFleet,
+) -> None:
+    """get_event_recorder_for on an engaged cluster records into that cluster, not the hub."""
+    manager = Manager(
+        envtest_fleet["hub"].config,
+        options(cluster_provider=StaticProvider({"member": envtest_fleet["member"].config})),
+    )
+    assert manager.local_cluster.get_event_recorder_for("x") is manager.get_event_recorder_for("x")
+    async with running(manager):
+        await manager.fleet.wait_engaged("member")
+        member = manager.get_cluster("member")
+        target = await member.client.create(config_map("noted"))
+        member.get_event_recorder_for("noter").event(target, "Normal", "Noted", "seen")
+
+        async def recorded() -> bool:
+            events = await member.api_reader.list(Unstructured, gvk=EVENTS_V1, namespace=NAMESPACE)
+            return any(e.object.get("reason") == "Noted" for e in events)
+
+        await eventually(recorded, message="the Event in the member cluster")
+        hub_events = await manager.api_reader.list(Unstructured, gvk=EVENTS_V1, namespace=NAMESPACE)
+        assert not [e for e in hub_events if e.object.get("reason") == "Noted"]
