@@ -8,6 +8,7 @@ import pytest
 from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
 
 from pyctrl import metrics
+from pyctrl.clock import FakeClock
 from pyctrl.cluster import cluster_queue
 from pyctrl.controller import Controller
 from pyctrl.event import CreateEvent
@@ -39,7 +40,9 @@ def test_request_of_another_cluster_prints_and_parses_with_its_cluster() -> None
 
 async def test_cluster_queue_adds_the_cluster_to_requests_and_triggers() -> None:
     """An event delivered through a cluster's view enqueues that cluster's key and trigger."""
-    queue: WorkQueue[Request] = WorkQueue(record_triggers=True, fairness_key=by_cluster)
+    queue: WorkQueue[Request] = WorkQueue(
+        clock=FakeClock(), record_triggers=True, fairness_key=by_cluster
+    )
     view = cluster_queue(queue, "east")
     obj = V1ConfigMap(metadata=V1ObjectMeta(name="web", namespace="ns", resource_version="7"))
     await dispatch(
