@@ -26,6 +26,10 @@ What controller-gen's ``+kubebuilder`` comment markers do, markers do here, as
 `EmbeddedResource`, `XValidation` (CEL rules; also a class decorator for rules that
 relate fields), `Format`, `Description`, `Schemaless`; and the types `IntOrString`,
 `Quantity`, `Int32` and `Int64`. `Marker` is the base class for writing your own.
+
+Fields may also be kubernetes-asyncio models (``V1PodTemplateSpec``...): their schema is
+the one the API server publishes for the built-in type. `models_for` goes the other way,
+writing typed models for CRDs of other projects (``pyctrl generate models``).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pyctrl.crd._crd import crd_for, crds_for, version_priority_key
 from pyctrl.crd._generate import schema_for
 from pyctrl.crd._markers import (
     ClassMarker,
+    Default,
     Description,
     EmbeddedResource,
     Format,
@@ -44,15 +49,20 @@ from pyctrl.crd._markers import (
     ListType,
     MapType,
     Marker,
+    NotNullable,
+    Omittable,
     PreserveUnknownFields,
     Quantity,
+    SchemaExtra,
     Schemaless,
     XValidation,
 )
+from pyctrl.crd._models import models_for
 from pyctrl.crd._yaml import to_yaml
 
 __all__ = [
     "ClassMarker",
+    "Default",
     "Description",
     "EmbeddedResource",
     "Format",
@@ -62,12 +72,16 @@ __all__ = [
     "ListType",
     "MapType",
     "Marker",
+    "NotNullable",
+    "Omittable",
     "PreserveUnknownFields",
     "Quantity",
+    "SchemaExtra",
     "Schemaless",
     "XValidation",
     "crd_for",
     "crds_for",
+    "models_for",
     "schema_for",
     "structural_errors",
     "to_yaml",

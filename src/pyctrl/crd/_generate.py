@@ -39,6 +39,7 @@ from pyctrl.crd._markers import (
     FIELD_NAMES_KEY,
     Description,
     Marker,
+    NotNullable,
     Schemaless,
     _IntOrStringMarker,
     class_markers,
@@ -439,7 +440,8 @@ class _Generator:
         else:
             inner = Union[tuple(present)]  # noqa: UP007 - built from a runtime tuple
         schema = self.type_schema(inner, items, ctx, description)
-        schema["nullable"] = True
+        if not any(isinstance(m, NotNullable) for m in _Meta.of(items).markers):
+            schema["nullable"] = True
         return schema
 
     def _base_schema(self, tp: Any, meta: _Meta, ctx: _Context) -> dict[str, Any]:  # noqa: PLR0911, PLR0912 - dispatch on the annotation
