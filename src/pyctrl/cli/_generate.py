@@ -167,6 +167,23 @@ def _report(result: Plan, out: Path, command: str) -> None:
     )
 
 
+def _report_breaking(result: Plan) -> None:
+    """Print the breaking changes of each stale CRD against its committed version."""
+    import yaml
+
+    from pyctrl.cli._compat import incompatibilities
+
+    for path, (text, why) in result.write.items():
+        if why != "differs" or path.parent.name != "crd":
+            continue
+        old = {d["metadata"]["name"]: d for d in yaml.safe_load_all(path.read_text()) if d}
+        new = {d["metadata"]["name"]: d for d in yaml.safe_load_all(text) if d}
+        for change in incompatibilities(old, new, ()):
+            click.echo(
+                f"breaking: {change} (pyctrl crd check --allow {change.rule}@{change.field})"
+            )
+
+
 def _files(count: int) -> str:
     return f"{count} manifest file{'' if count == 1 else 's'}"
 
@@ -245,6 +262,7 @@ def generate(
     rendered, subdirectories = _select(what, _render(what, target))
     result = plan(out, rendered, subdirectories)
     if check:
+        _report_breaking(result)
         if result.stale:
             command = f"pyctrl generate {'' if what == 'all' else what + ' '}{target}"
             if out != Path("config"):
