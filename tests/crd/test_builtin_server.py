@@ -61,6 +61,7 @@ async def test_crd_embedding_a_pod_template_is_served_and_validates(env: Environ
     assert "must be of type integer" in str(refused.value.body)
 
 
+@pytest.mark.needs_builtin_kinds  # kubectl's discovery needs /api, which CRD-only servers lack
 async def test_kubectl_explain_shows_the_nested_builtin_fields(
     env: Environment, tmp_path: Path
 ) -> None:
@@ -77,6 +78,7 @@ async def test_kubectl_explain_shows_the_nested_builtin_fields(
     assert "Number of port to expose on the pod's IP address." in run.out
 
 
+@pytest.mark.needs_builtin_kinds  # kubectl's discovery needs /api, which CRD-only servers lack
 async def test_kubectl_apply_validates_the_job_of_a_cronjob(
     env: Environment, tmp_path: Path
 ) -> None:

@@ -21,6 +21,7 @@ is the same as a leader-only runnable of the Manager; ``pyctrl crd migrate`` run
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
@@ -123,12 +124,35 @@ class _Pacer:
         self.next = max(self.next, self.clock.now()) + self.interval
 
 
+async def _rewrite(client: Client, items: list[Any], pacer: _Pacer, workers: int) -> int:
+    """Write each object back unchanged; return how many were rewritten by us."""
+    queue = list(reversed(items))
+    rewritten = 0
+
+    async def worker() -> None:
+        nonlocal rewritten
+        while queue:
+            obj = queue.pop()
+            await pacer.wait()
+            try:
+                await client.update(obj)
+                rewritten += 1
+            except (ConflictError, NotFoundError):
+                pass  # written or deleted by someone else: stored at the new version already
+
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(workers, len(items))):
+            group.create_task(worker())
+    return rewritten
+
+
 async def migrate_storage_version(
     client: Client,
     crd_name: str,
     *,
     page_size: int = 500,
     qps: float | None = None,
+    workers: int = 1,
     clock: Clock | None = None,
     on_page: Callable[[int, str | None], None] | None = None,
 ) -> MigrationResult:
@@ -139,6 +163,8 @@ async def migrate_storage_version(
         crd_name: The CRD (``<plural>.<group>``).
         page_size: Objects per list page.
         qps: At most this many writes per second; None for no limit.
+        workers: Writes in flight at once within a page (kube-storage-version-migrator
+            runs several workers too); the rate limit holds across them.
         clock: Time for the rate limit (tests pass a `pyctrl.clock.FakeClock`).
         on_page: Called after each page with the objects migrated so far and the
             continue token (None after the last page).
@@ -156,8 +182,8 @@ async def migrate_storage_version(
     from pyctrl.meta import GroupVersionKind
     from pyctrl.resource import Unstructured
 
-    if page_size <= 0:
-        raise ValueError(f"page_size must be positive, not {page_size}")
+    if page_size <= 0 or workers <= 0:
+        raise ValueError(f"page_size and workers must be positive, not {page_size}, {workers}")
     pacer = _Pacer(qps, clock or RealClock())
     crd = await _read_crd(client, crd_name)
     storage = _storage_version(crd)
@@ -176,13 +202,9 @@ async def migrate_storage_version(
             _log.info("continue token expired, listing again", crd=crd_name)
             token = None
             continue
-        for obj in page.items:
-            await pacer.wait()
-            try:
-                await client.update(obj)
-                migrated += 1
-            except (ConflictError, NotFoundError):
-                skipped += 1
+        done = await _rewrite(client, page.items, pacer, workers)
+        migrated += done
+        skipped += len(page.items) - done
         token = page.continue_ or None
         crd = await _read_crd(client, crd_name)
         await _record(
