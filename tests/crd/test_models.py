@@ -14,10 +14,20 @@ from pyctrl.crd import crd_for, crds_for, models_for
 from pyctrl.errors import SchemaError
 from pyctrl.resource import CustomResource
 from tests.crd.generated import certificates_cert_manager_io as generated
+from tests.crd.generated import servicemonitors_monitoring_coreos_com as monitors
 from tests.crd.models import ClusterPool, MySrv, MySrvV1alpha1
 
 FIXTURES = Path(__file__).parent / "fixtures"
-CERTIFICATES = "tests/crd/fixtures/cert-manager.io_certificates.yaml"
+# Real CRDs of other projects: fixture, generated module, samples file, kind.
+THIRD_PARTY = [
+    ("cert-manager.io_certificates.yaml", generated, "cert-manager-samples.yaml", "Certificate"),
+    (
+        "monitoring.coreos.com_servicemonitors.yaml",
+        monitors,
+        "servicemonitor-samples.yaml",
+        "ServiceMonitor",
+    ),
+]
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -44,10 +54,13 @@ def _served(crd: dict[str, Any]) -> list[dict[str, Any]]:
     return [v for v in crd["spec"]["versions"] if v.get("served", True)]
 
 
-def test_cert_manager_certificate_models_give_the_crd_back() -> None:
-    """Generating the CRD from the models of cert-manager's Certificate gives its schema back."""
-    crd = _load("cert-manager.io_certificates.yaml")
-    back = crd_for(*_classes(models_for(crd), "gen_certificates"))
+@pytest.mark.parametrize("fixture", [t[0] for t in THIRD_PARTY])
+def test_third_party_models_give_the_crd_back(fixture: str) -> None:
+    """Generating the CRD from the models of a real third-party CRD gives its schema back."""
+    crd = _load(fixture)
+    back = crd_for(
+        *_classes(models_for(crd), "gen_" + fixture.split(".", maxsplit=1)[0].replace("-", "_"))
+    )
     assert back["spec"]["versions"] == _served(crd)
     for key in ("group", "names", "scope"):
         assert back["spec"][key] == crd["spec"][key]
@@ -68,13 +81,21 @@ def test_models_of_pyctrl_crds_keep_rules_list_maps_defaults_and_versions(kind: 
         assert "XValidation('self.minReplicas <= self.maxReplicas'" in source
 
 
-def test_published_samples_decode_and_encode_unchanged() -> None:
-    """cert-manager's documented Certificates read into the models and write back equal."""
+@pytest.mark.parametrize(("module", "samples", "kind"), [t[1:] for t in THIRD_PARTY])
+def test_published_samples_decode_and_encode_unchanged(
+    module: types.ModuleType, samples: str, kind: str
+) -> None:
+    """The projects' published samples read into the models and write back equal."""
+    docs = list(yaml.safe_load_all((FIXTURES / samples).read_text()))
+    assert docs
+    for sample in docs:
+        obj = getattr(module, kind).from_dict(sample)
+        assert obj.to_dict() == sample
+
+
+def test_decoded_samples_are_typed() -> None:
+    """Decoded samples hold the generated classes, with wire names mapped to attributes."""
     samples = list(yaml.safe_load_all((FIXTURES / "cert-manager-samples.yaml").read_text()))
-    assert len(samples) == 2
-    for sample in samples:
-        certificate = generated.Certificate.from_dict(sample)
-        assert certificate.to_dict() == sample
     spec = generated.Certificate.from_dict(samples[0]).spec
     assert spec is not None
     assert spec.issuer_ref.kind_ == "Issuer"
@@ -83,12 +104,16 @@ def test_published_samples_decode_and_encode_unchanged() -> None:
     assert spec.private_key.algorithm == "RSA"
 
 
-def test_generated_module_is_current_and_generation_is_idempotent() -> None:
+@pytest.mark.parametrize(("fixture", "module"), [t[:2] for t in THIRD_PARTY])
+def test_generated_module_is_current_and_generation_is_idempotent(
+    fixture: str, module: types.ModuleType
+) -> None:
     """The committed module is what the generator writes today, and twice gives the same."""
-    crd = _load("cert-manager.io_certificates.yaml")
-    text = models_for(crd, source=CERTIFICATES)
-    assert text == models_for(crd, source=CERTIFICATES)
-    assert text == Path(generated.__file__).read_text()
+    crd = _load(fixture)
+    source = f"tests/crd/fixtures/{fixture}"
+    text = models_for(crd, source=source)
+    assert text == models_for(crd, source=source)
+    assert text == Path(str(module.__file__)).read_text()
 
 
 def test_generated_models_use_python_types_and_wire_aliases() -> None:
@@ -100,6 +125,11 @@ def test_generated_models_use_python_types_and_wire_aliases() -> None:
     assert "ListType('map', keys=('type',))" in text
     assert "renew_before_percentage: Omittable[Int32] = None" in text
     assert '"""\n    A Certificate resource should be created' in text
+    monitors_text = Path(str(monitors.__file__)).read_text()
+    assert "target_port: Omittable[IntOrString] = None" in monitors_text
+    assert "native_histogram_min_bucket_factor: Omittable[Quantity] = None" in monitors_text
+    assert "MapType('atomic')" in monitors_text
+    assert "ListType('set')" in monitors_text
 
 
 def test_a_value_the_schema_refuses_is_refused_in_python() -> None:
