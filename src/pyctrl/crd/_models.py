@@ -17,7 +17,9 @@ schemas:
 * list and map types, CEL rules, unknown-field preservation and embedded resources
   become the matching markers; keywords with no Python form are kept with `SchemaExtra`;
 * descriptions become class docstrings (an ``Attributes:`` entry per field, or
-  ``Field(description=...)`` when a docstring could not carry the text exactly).
+  ``Field(description=...)`` when a docstring could not carry the text exactly);
+* identical nested objects (one Go type used in several places) share one class, named
+  after the first place it appears.
 
 The output depends only on the input, so generating again changes nothing.
 """
@@ -27,7 +29,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -107,6 +109,7 @@ class _Writer:
     def __init__(self) -> None:
         self.classes: list[_Class] = []
         self.names: set[str] = set()
+        self.shapes: dict[tuple[Any, ...], _Class] = {}
         self.imports: dict[str, set[str]] = {}
 
     def use(self, module: str, *names: str) -> None:
@@ -284,11 +287,7 @@ class _Writer:
         skip: frozenset[str] = frozenset(),
         name: str | None = None,
     ) -> _Class:
-        cls = _Class(
-            name=name or self.class_name(path),
-            base=base,
-            description=str(schema.get("description", "")),
-        )
+        cls = _Class(name=name or "", base=base, description=str(schema.get("description", "")))
         self.use("pyctrl.meta", "KubeModel")
         required = set(schema.get("required") or ())
         used: set[str] = set()
@@ -300,6 +299,14 @@ class _Writer:
                 py += "_"
             used.add(py)
             cls.fields.append(self.field(py, wire, prop, wire in required, path + _pascal(wire)))
+        if name is None:
+            # One class per distinct object schema: the same Go type used in several places
+            # (a SecretKeySelector, a TLS config) gives one class, named where first met.
+            shape = (base, cls.description, tuple(astuple(f) for f in cls.fields))
+            if shape in self.shapes:
+                return self.shapes[shape]
+            cls.name = self.class_name(path)
+            self.shapes[shape] = cls
         self.classes.append(cls)
         return cls
 

@@ -9,7 +9,7 @@ from pyctrl.crd import Default, Description, Int64, IntOrString, ListType, MapTy
 from pyctrl.meta import KubeModel, Time
 from pyctrl.resource import CustomResource
 
-__all__ = ['ServiceMonitor', 'ServiceMonitorSpec', 'ServiceMonitorSpecAttachMetadata', 'ServiceMonitorSpecEndpoints', 'ServiceMonitorSpecEndpointsAuthorization', 'ServiceMonitorSpecEndpointsAuthorizationCredentials', 'ServiceMonitorSpecEndpointsBasicAuth', 'ServiceMonitorSpecEndpointsBasicAuthPassword', 'ServiceMonitorSpecEndpointsBasicAuthUsername', 'ServiceMonitorSpecEndpointsBearerTokenSecret', 'ServiceMonitorSpecEndpointsMetricRelabelings', 'ServiceMonitorSpecEndpointsOauth2', 'ServiceMonitorSpecEndpointsOauth2ClientId', 'ServiceMonitorSpecEndpointsOauth2ClientIdConfigMap', 'ServiceMonitorSpecEndpointsOauth2ClientIdSecret', 'ServiceMonitorSpecEndpointsOauth2ClientSecret', 'ServiceMonitorSpecEndpointsOauth2ProxyConnectHeader', 'ServiceMonitorSpecEndpointsOauth2TlsConfig', 'ServiceMonitorSpecEndpointsOauth2TlsConfigCa', 'ServiceMonitorSpecEndpointsOauth2TlsConfigCaConfigMap', 'ServiceMonitorSpecEndpointsOauth2TlsConfigCaSecret', 'ServiceMonitorSpecEndpointsOauth2TlsConfigCert', 'ServiceMonitorSpecEndpointsOauth2TlsConfigCertConfigMap', 'ServiceMonitorSpecEndpointsOauth2TlsConfigCertSecret', 'ServiceMonitorSpecEndpointsOauth2TlsConfigKeySecret', 'ServiceMonitorSpecEndpointsProxyConnectHeader', 'ServiceMonitorSpecEndpointsRelabelings', 'ServiceMonitorSpecEndpointsTlsConfig', 'ServiceMonitorSpecEndpointsTlsConfigCa', 'ServiceMonitorSpecEndpointsTlsConfigCaConfigMap', 'ServiceMonitorSpecEndpointsTlsConfigCaSecret', 'ServiceMonitorSpecEndpointsTlsConfigCert', 'ServiceMonitorSpecEndpointsTlsConfigCertConfigMap', 'ServiceMonitorSpecEndpointsTlsConfigCertSecret', 'ServiceMonitorSpecEndpointsTlsConfigKeySecret', 'ServiceMonitorSpecNamespaceSelector', 'ServiceMonitorSpecSelector', 'ServiceMonitorSpecSelectorMatchExpressions', 'ServiceMonitorStatus', 'ServiceMonitorStatusBindings', 'ServiceMonitorStatusBindingsConditions']
+__all__ = ['ServiceMonitor', 'ServiceMonitorSpec', 'ServiceMonitorSpecAttachMetadata', 'ServiceMonitorSpecEndpoints', 'ServiceMonitorSpecEndpointsAuthorization', 'ServiceMonitorSpecEndpointsAuthorizationCredentials', 'ServiceMonitorSpecEndpointsBasicAuth', 'ServiceMonitorSpecEndpointsBasicAuthPassword', 'ServiceMonitorSpecEndpointsBasicAuthUsername', 'ServiceMonitorSpecEndpointsBearerTokenSecret', 'ServiceMonitorSpecEndpointsMetricRelabelings', 'ServiceMonitorSpecEndpointsOauth2', 'ServiceMonitorSpecEndpointsOauth2ClientId', 'ServiceMonitorSpecEndpointsOauth2ClientIdConfigMap', 'ServiceMonitorSpecEndpointsOauth2ClientIdSecret', 'ServiceMonitorSpecEndpointsOauth2ClientSecret', 'ServiceMonitorSpecEndpointsOauth2ProxyConnectHeader', 'ServiceMonitorSpecEndpointsOauth2TlsConfig', 'ServiceMonitorSpecEndpointsOauth2TlsConfigCa', 'ServiceMonitorSpecEndpointsOauth2TlsConfigCert', 'ServiceMonitorSpecEndpointsOauth2TlsConfigKeySecret', 'ServiceMonitorSpecEndpointsTlsConfig', 'ServiceMonitorSpecNamespaceSelector', 'ServiceMonitorSpecSelector', 'ServiceMonitorSpecSelectorMatchExpressions', 'ServiceMonitorStatus', 'ServiceMonitorStatusBindings', 'ServiceMonitorStatusBindingsConditions']
 
 
 class ServiceMonitorSpecAttachMetadata(KubeModel):
@@ -273,94 +273,18 @@ class ServiceMonitorSpecEndpointsOauth2ProxyConnectHeader(KubeModel):
     optional: Omittable[bool] = None
 
 
-class ServiceMonitorSpecEndpointsOauth2TlsConfigCaConfigMap(KubeModel):
-    """
-    ConfigMap containing data to use for the targets.
-
-    Attributes:
-        key: The key to select.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the ConfigMap or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
-class ServiceMonitorSpecEndpointsOauth2TlsConfigCaSecret(KubeModel):
-    """
-    Secret containing data to use for the targets.
-
-    Attributes:
-        key: The key of the secret to select from.  Must be a valid secret key.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the Secret or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
 class ServiceMonitorSpecEndpointsOauth2TlsConfigCa(KubeModel):
     """Certificate authority used when verifying server certificates."""
 
-    config_map: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2TlsConfigCaConfigMap, MapType('atomic')]] = None
-    secret: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2TlsConfigCaSecret, MapType('atomic')]] = None
-
-
-class ServiceMonitorSpecEndpointsOauth2TlsConfigCertConfigMap(KubeModel):
-    """
-    ConfigMap containing data to use for the targets.
-
-    Attributes:
-        key: The key to select.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the ConfigMap or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
-class ServiceMonitorSpecEndpointsOauth2TlsConfigCertSecret(KubeModel):
-    """
-    Secret containing data to use for the targets.
-
-    Attributes:
-        key: The key of the secret to select from.  Must be a valid secret key.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the Secret or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
+    config_map: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2ClientIdConfigMap, MapType('atomic')]] = None
+    secret: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2ClientIdSecret, MapType('atomic')]] = None
 
 
 class ServiceMonitorSpecEndpointsOauth2TlsConfigCert(KubeModel):
     """Client certificate to present when doing client-authentication."""
 
-    config_map: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2TlsConfigCertConfigMap, MapType('atomic')]] = None
-    secret: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2TlsConfigCertSecret, MapType('atomic')]] = None
+    config_map: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2ClientIdConfigMap, MapType('atomic')]] = None
+    secret: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2ClientIdSecret, MapType('atomic')]] = None
 
 
 class ServiceMonitorSpecEndpointsOauth2TlsConfigKeySecret(KubeModel):
@@ -447,177 +371,6 @@ class ServiceMonitorSpecEndpointsOauth2(KubeModel):
     token_url: Annotated[str, Field(min_length=1)]
 
 
-class ServiceMonitorSpecEndpointsProxyConnectHeader(KubeModel):
-    """
-    SecretKeySelector selects a key of a Secret.
-
-    Attributes:
-        key: The key of the secret to select from.  Must be a valid secret key.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the Secret or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
-class ServiceMonitorSpecEndpointsRelabelings(KubeModel):
-    """
-    RelabelConfig allows dynamic rewriting of the label set for targets, alerts,
-    scraped samples and remote write samples.
-
-    More info: https://prometheus.io/docs/prometheus/latest/configuration/configuration/#relabel_config
-
-    Attributes:
-        action: Action to perform based on the regex matching.
-
-            `Uppercase` and `Lowercase` actions require Prometheus >= v2.36.0.
-            `DropEqual` and `KeepEqual` actions require Prometheus >= v2.41.0.
-
-            Default: "Replace"
-        modulus: Modulus to take of the hash of the source label values.
-
-            Only applicable when the action is `HashMod`.
-        regex: Regular expression against which the extracted value is matched.
-        replacement: Replacement value against which a Replace action is performed if the
-            regular expression matches.
-
-            Regex capture groups are available.
-        separator: Separator is the string between concatenated SourceLabels.
-        source_labels: The source labels select values from existing labels. Their content is
-            concatenated using the configured Separator and matched against the
-            configured regular expression.
-        target_label: Label to which the resulting string is written in a replacement.
-
-            It is mandatory for `Replace`, `HashMod`, `Lowercase`, `Uppercase`,
-            `KeepEqual` and `DropEqual` actions.
-
-            Regex capture groups are available.
-    """
-
-    action: Omittable[Annotated[Literal['replace', 'Replace', 'keep', 'Keep', 'drop', 'Drop', 'hashmod', 'HashMod', 'labelmap', 'LabelMap', 'labeldrop', 'LabelDrop', 'labelkeep', 'LabelKeep', 'lowercase', 'Lowercase', 'uppercase', 'Uppercase', 'keepequal', 'KeepEqual', 'dropequal', 'DropEqual'], Default('replace')]] = None
-    modulus: Omittable[Int64] = None
-    regex: Omittable[str] = None
-    replacement: Omittable[str] = None
-    separator: Omittable[str] = None
-    source_labels: Omittable[list[Annotated[str, Field(pattern='^[a-zA-Z_][a-zA-Z0-9_]*$'), Description('LabelName is a valid Prometheus label name which may only contain ASCII\nletters, numbers, as well as underscores.')]]] = None
-    target_label: Omittable[str] = None
-
-
-class ServiceMonitorSpecEndpointsTlsConfigCaConfigMap(KubeModel):
-    """
-    ConfigMap containing data to use for the targets.
-
-    Attributes:
-        key: The key to select.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the ConfigMap or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
-class ServiceMonitorSpecEndpointsTlsConfigCaSecret(KubeModel):
-    """
-    Secret containing data to use for the targets.
-
-    Attributes:
-        key: The key of the secret to select from.  Must be a valid secret key.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the Secret or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
-class ServiceMonitorSpecEndpointsTlsConfigCa(KubeModel):
-    """Certificate authority used when verifying server certificates."""
-
-    config_map: Omittable[Annotated[ServiceMonitorSpecEndpointsTlsConfigCaConfigMap, MapType('atomic')]] = None
-    secret: Omittable[Annotated[ServiceMonitorSpecEndpointsTlsConfigCaSecret, MapType('atomic')]] = None
-
-
-class ServiceMonitorSpecEndpointsTlsConfigCertConfigMap(KubeModel):
-    """
-    ConfigMap containing data to use for the targets.
-
-    Attributes:
-        key: The key to select.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the ConfigMap or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
-class ServiceMonitorSpecEndpointsTlsConfigCertSecret(KubeModel):
-    """
-    Secret containing data to use for the targets.
-
-    Attributes:
-        key: The key of the secret to select from.  Must be a valid secret key.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the Secret or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
-class ServiceMonitorSpecEndpointsTlsConfigCert(KubeModel):
-    """Client certificate to present when doing client-authentication."""
-
-    config_map: Omittable[Annotated[ServiceMonitorSpecEndpointsTlsConfigCertConfigMap, MapType('atomic')]] = None
-    secret: Omittable[Annotated[ServiceMonitorSpecEndpointsTlsConfigCertSecret, MapType('atomic')]] = None
-
-
-class ServiceMonitorSpecEndpointsTlsConfigKeySecret(KubeModel):
-    """
-    Secret containing the client key file for the targets.
-
-    Attributes:
-        key: The key of the secret to select from.  Must be a valid secret key.
-        name: Name of the referent.
-            This field is effectively required, but due to backwards compatibility is
-            allowed to be empty. Instances of this type with an empty value here are
-            almost certainly wrong.
-            More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names
-        optional: Specify whether the Secret or its key must be defined
-    """
-
-    key: str
-    name: Omittable[Annotated[str, Default('')]] = None
-    optional: Omittable[bool] = None
-
-
 class ServiceMonitorSpecEndpointsTlsConfig(KubeModel):
     """
     TLS configuration to use when scraping the target.
@@ -636,13 +389,13 @@ class ServiceMonitorSpecEndpointsTlsConfig(KubeModel):
         server_name: Used to verify the hostname for the targets.
     """
 
-    ca: Omittable[ServiceMonitorSpecEndpointsTlsConfigCa] = None
+    ca: Omittable[ServiceMonitorSpecEndpointsOauth2TlsConfigCa] = None
     ca_file: Omittable[str] = None
-    cert: Omittable[ServiceMonitorSpecEndpointsTlsConfigCert] = None
+    cert: Omittable[ServiceMonitorSpecEndpointsOauth2TlsConfigCert] = None
     cert_file: Omittable[str] = None
     insecure_skip_verify: Omittable[bool] = None
     key_file: Omittable[str] = None
-    key_secret: Omittable[Annotated[ServiceMonitorSpecEndpointsTlsConfigKeySecret, MapType('atomic')]] = None
+    key_secret: Omittable[Annotated[ServiceMonitorSpecEndpointsOauth2TlsConfigKeySecret, MapType('atomic')]] = None
     max_version: Omittable[Literal['TLS10', 'TLS11', 'TLS12', 'TLS13']] = None
     min_version: Omittable[Literal['TLS10', 'TLS11', 'TLS12', 'TLS13']] = None
     server_name: Omittable[str] = None
@@ -739,10 +492,10 @@ class ServiceMonitorSpecEndpoints(KubeModel):
     params: Omittable[dict[str, list[str]]] = None
     path: Omittable[str] = None
     port: Omittable[str] = None
-    proxy_connect_header: Omittable[Annotated[dict[str, list[Annotated[ServiceMonitorSpecEndpointsProxyConnectHeader, MapType('atomic')]]], MapType('atomic')]] = None
+    proxy_connect_header: Omittable[Annotated[dict[str, list[Annotated[ServiceMonitorSpecEndpointsOauth2ProxyConnectHeader, MapType('atomic')]]], MapType('atomic')]] = None
     proxy_from_environment: Omittable[bool] = None
     proxy_url: Omittable[Annotated[str, Field(pattern='^(http|https|socks5)://.+$')]] = None
-    relabelings: Omittable[list[ServiceMonitorSpecEndpointsRelabelings]] = None
+    relabelings: Omittable[list[ServiceMonitorSpecEndpointsMetricRelabelings]] = None
     scheme: Omittable[Literal['http', 'https']] = None
     scrape_timeout: Omittable[Annotated[str, Field(pattern='^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$')]] = None
     target_port: Omittable[IntOrString] = None
