@@ -107,7 +107,7 @@ def test_decoded_samples_are_typed() -> None:
     samples = list(yaml.safe_load_all((FIXTURES / "cert-manager-samples.yaml").read_text()))
     spec = generated.Certificate.from_dict(samples[0]).spec
     assert spec is not None
-    assert spec.issuer_ref.kind_ == "Issuer"
+    assert spec.issuer_ref.kind == "Issuer"
     assert spec.is_ca is False
     assert spec.private_key is not None
     assert spec.private_key.algorithm == "RSA"

@@ -53,10 +53,14 @@ _ZERO: Final[dict[str, Any]] = {"string": "", "integer": 0, "number": 0, "boolea
 
 def _published_definitions(group: str, version: str, kind: str) -> dict[str, Any] | None:
     """The Swagger 2.0 definitions the embedded API server publishes for one built-in kind."""
-    from pyctrl.envtest.scheme.builtin import openapi_definitions
-
+    # Imported by name: type-checking a project that uses pyctrl.crd must not analyse the
+    # whole embedded server (pyctrl.crd sits above envtest in the import layers all the same).
+    server = importlib.import_module("pyctrl.envtest.scheme.builtin")
     try:
-        return openapi_definitions(group, version, kind, v3=False)
+        published: dict[str, Any] | None = server.openapi_definitions(
+            group, version, kind, v3=False
+        )
+        return published
     except KeyError:
         # A kind the client knows but the server does not serve (its catalog lookup
         # fails rather than returning None).

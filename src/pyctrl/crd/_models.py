@@ -55,9 +55,13 @@ _HANDLED: Final = frozenset(
         "anyOf",
     }
 )  # fmt: skip
+# Attribute names a generated field must not take: pydantic's and KubeModel's, and the
+# builtins the class body's annotations use (class attributes shadow them there).
 _RESERVED: Final = frozenset(dir(BaseModel)) | {
-    "api_version", "kind", "metadata", "gvk", "resource_info", "to_dict", "from_dict",
+    "to_dict", "from_dict", "str", "int", "float", "bool", "list", "dict",
 }  # fmt: skip
+# And on the CustomResource class itself.
+_ROOT_RESERVED: Final = _RESERVED | {"api_version", "kind", "metadata", "gvk", "resource_info"}
 _CAMEL_BOUNDARY: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _INT_FORMATS: Final = {"int32": "Int32", "int64": "Int64"}
 
@@ -69,12 +73,17 @@ def _to_camel(name: str) -> str:
     return to_camel(name)
 
 
-def _snake(wire: str) -> str:
+def _snake(wire: str, reserved: frozenset[str]) -> str:
     name = _CAMEL_BOUNDARY.sub("_", wire).lower()
     name = re.sub(r"\W", "_", name)
     if not name or name[0].isdigit():
         name = "f_" + name
-    if keyword.iskeyword(name) or name in _RESERVED or name.startswith(("model_", "_")):
+    if (
+        keyword.iskeyword(name)
+        or name in reserved
+        or name in _IMPORTED_NAMES
+        or name.startswith(("model_", "_"))
+    ):
         name += "_"
     return name
 
@@ -294,7 +303,7 @@ class _Writer:
         for wire, prop in (schema.get("properties") or {}).items():
             if wire in skip:
                 continue
-            py = _snake(wire)
+            py = _snake(wire, _ROOT_RESERVED if base == "CustomResource" else _RESERVED)
             while py in used:
                 py += "_"
             used.add(py)

@@ -38,13 +38,13 @@ class CertificateSpecIssuerRef(KubeModel):
     Attributes:
         group: Group of the issuer being referred to.
             Defaults to 'cert-manager.io'.
-        kind_: Kind of the issuer being referred to.
+        kind: Kind of the issuer being referred to.
             Defaults to 'Issuer'.
         name: Name of the issuer being referred to.
     """
 
     group: Omittable[str] = None
-    kind_: Omittable[str] = Field(default=None, alias='kind')
+    kind: Omittable[str] = None
     name: str
 
 

@@ -20,7 +20,7 @@ class HTTPRouteSpecParentRefs(KubeModel):
     """
 
     group: Omittable[Annotated[str, Field(max_length=253, pattern='^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'), Default('gateway.networking.k8s.io')]] = Field(default=None, description='Group is the group of the referent. \n Support: Core')
-    kind_: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$'), Default('Gateway')]] = Field(default=None, alias='kind', description='Kind is kind of the referent. \n Support: Core (Gateway) Support: Custom (Other Resources)')
+    kind: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$'), Default('Gateway')]] = Field(default=None, description='Kind is kind of the referent. \n Support: Core (Gateway) Support: Custom (Other Resources)')
     name: Annotated[str, Field(min_length=1, max_length=253)] = Field(description='Name is the name of the referent. \n Support: Core')
     namespace: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]] = Field(default=None, description='Namespace is the namespace of the referent. When unspecified (or empty string), this refers to the local namespace of the Route. \n Support: Core')
     section_name: Omittable[Annotated[str, Field(min_length=1, max_length=253, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')]] = Field(default=None, description='SectionName is the name of a section within the target resource. In the following resources, SectionName is interpreted as the following: \n * Gateway: Listener Name \n Implementations MAY choose to support attaching Routes to other resources. If that is the case, they MUST clearly document how SectionName is interpreted. \n When unspecified (empty string), this will reference the entire resource. For the purpose of status, an attachment is considered successful if at least one section in the parent resource accepts it. For example, Gateway listeners can restrict which Routes can attach to them by Route kind, namespace, or hostname. If 1 of 2 Gateway listeners accept attachment from the referencing Route, the Route MUST be considered successfully attached. If no Gateway listeners accept attachment from this Route, the Route MUST be considered detached from the Gateway. \n Support: Core')
@@ -33,12 +33,12 @@ class HTTPRouteSpecRulesBackendRefsFiltersExtensionRef(KubeModel):
 
     Attributes:
         group: Group is the group of the referent. For example, "networking.k8s.io". When unspecified (empty string), core API group is inferred.
-        kind_: Kind is kind of the referent. For example "HTTPRoute" or "Service".
+        kind: Kind is kind of the referent. For example "HTTPRoute" or "Service".
         name: Name is the name of the referent.
     """
 
     group: Annotated[str, Field(max_length=253, pattern='^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')]
-    kind_: Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$')] = Field(alias='kind')
+    kind: Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$')]
     name: Annotated[str, Field(min_length=1, max_length=253)]
 
 
@@ -75,13 +75,13 @@ class HTTPRouteSpecRulesBackendRefsFiltersRequestMirrorBackendRef(KubeModel):
 
     Attributes:
         group: Group is the group of the referent. For example, "networking.k8s.io". When unspecified (empty string), core API group is inferred.
-        kind_: Kind is kind of the referent. For example "HTTPRoute" or "Service".
+        kind: Kind is kind of the referent. For example "HTTPRoute" or "Service".
         name: Name is the name of the referent.
         port: Port specifies the destination port number to use for this resource. Port is required when the referent is a Kubernetes Service. For other resources, destination port might be derived from the referent resource or this field.
     """
 
     group: Omittable[Annotated[str, Field(max_length=253, pattern='^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'), Default('')]] = None
-    kind_: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$'), Default('Service')]] = Field(default=None, alias='kind')
+    kind: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$'), Default('Service')]] = None
     name: Annotated[str, Field(min_length=1, max_length=253)]
     namespace: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]] = Field(default=None, description="Namespace is the namespace of the backend. When unspecified, the local namespace is inferred. \n Note that when a namespace is specified, a ReferencePolicy object is required in the referent namespace to allow that namespace's owner to accept the reference. See the ReferencePolicy documentation for details. \n Support: Core")
     port: Omittable[Annotated[Int32, Field(ge=1, le=65535)]] = None
@@ -124,14 +124,14 @@ class HTTPRouteSpecRulesBackendRefs(KubeModel):
 
     Attributes:
         group: Group is the group of the referent. For example, "networking.k8s.io". When unspecified (empty string), core API group is inferred.
-        kind_: Kind is kind of the referent. For example "HTTPRoute" or "Service".
+        kind: Kind is kind of the referent. For example "HTTPRoute" or "Service".
         name: Name is the name of the referent.
         port: Port specifies the destination port number to use for this resource. Port is required when the referent is a Kubernetes Service. For other resources, destination port might be derived from the referent resource or this field.
     """
 
     filters: Omittable[Annotated[list[HTTPRouteSpecRulesBackendRefsFilters], Field(max_length=16)]] = Field(default=None, description='Filters defined at this level should be executed if and only if the request is being forwarded to the backend defined here. \n Support: Custom (For broader support of filters, use the Filters field in HTTPRouteRule.)')
     group: Omittable[Annotated[str, Field(max_length=253, pattern='^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'), Default('')]] = None
-    kind_: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$'), Default('Service')]] = Field(default=None, alias='kind')
+    kind: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$'), Default('Service')]] = None
     name: Annotated[str, Field(min_length=1, max_length=253)]
     namespace: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]] = Field(default=None, description="Namespace is the namespace of the backend. When unspecified, the local namespace is inferred. \n Note that when a namespace is specified, a ReferencePolicy object is required in the referent namespace to allow that namespace's owner to accept the reference. See the ReferencePolicy documentation for details. \n Support: Core")
     port: Omittable[Annotated[Int32, Field(ge=1, le=65535)]] = None
@@ -241,7 +241,7 @@ class HTTPRouteStatusParentsParentRef(KubeModel):
     """ParentRef corresponds with a ParentRef in the spec that this RouteParentStatus struct describes the status of."""
 
     group: Omittable[Annotated[str, Field(max_length=253, pattern='^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'), Default('gateway.networking.k8s.io')]] = Field(default=None, description='Group is the group of the referent. \n Support: Core')
-    kind_: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$'), Default('Gateway')]] = Field(default=None, alias='kind', description='Kind is kind of the referent. \n Support: Core (Gateway) Support: Custom (Other Resources)')
+    kind: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$'), Default('Gateway')]] = Field(default=None, description='Kind is kind of the referent. \n Support: Core (Gateway) Support: Custom (Other Resources)')
     name: Annotated[str, Field(min_length=1, max_length=253)] = Field(description='Name is the name of the referent. \n Support: Core')
     namespace: Omittable[Annotated[str, Field(min_length=1, max_length=63, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')]] = Field(default=None, description='Namespace is the namespace of the referent. When unspecified (or empty string), this refers to the local namespace of the Route. \n Support: Core')
     section_name: Omittable[Annotated[str, Field(min_length=1, max_length=253, pattern='^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')]] = Field(default=None, description='SectionName is the name of a section within the target resource. In the following resources, SectionName is interpreted as the following: \n * Gateway: Listener Name \n Implementations MAY choose to support attaching Routes to other resources. If that is the case, they MUST clearly document how SectionName is interpreted. \n When unspecified (empty string), this will reference the entire resource. For the purpose of status, an attachment is considered successful if at least one section in the parent resource accepts it. For example, Gateway listeners can restrict which Routes can attach to them by Route kind, namespace, or hostname. If 1 of 2 Gateway listeners accept attachment from the referencing Route, the Route MUST be considered successfully attached. If no Gateway listeners accept attachment from this Route, the Route MUST be considered detached from the Gateway. \n Support: Core')
