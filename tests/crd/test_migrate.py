@@ -65,7 +65,7 @@ async def client() -> AsyncIterator[Client]:
 
 async def _create(client: Client, count: int) -> None:
     gvk = GroupVersionKind(GROUP, "v1alpha1", "Widget")
-    semaphore = asyncio.Semaphore(50)
+    semaphore = asyncio.Semaphore(100)
 
     async def one(i: int) -> None:
         async with semaphore:
@@ -113,7 +113,7 @@ async def test_migration_prunes_stored_versions_so_the_old_version_can_go(client
 
     pages: list[int] = []
     result = await migrate_storage_version(
-        client, NAME, page_size=250, workers=8, on_page=lambda done, _t: pages.append(done)
+        client, NAME, page_size=250, workers=16, on_page=lambda done, _t: pages.append(done)
     )
     assert (result.storage_version, result.migrated, result.skipped) == ("v1", 1000, 0)
     assert pages == [250, 500, 750, 1000]
