@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
+from pyctrl._builtin_models import teach_pydantic
+
 __all__ = [
     "BUILTIN_GROUPS",
     "Condition",
@@ -83,6 +85,12 @@ class KubeModel(BaseModel):
         extra="allow",
         validate_assignment=False,
     )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Fields may be kubernetes-asyncio models (V1PodTemplateSpec...): teach pydantic
+        # those before it builds this class's schema.
+        teach_pydantic()
+        super().__init_subclass__(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-ready wire form: camelCase keys, ``None`` fields omitted."""

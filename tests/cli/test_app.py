@@ -35,6 +35,7 @@ def test_help_lists_every_command(workspace: Workspace) -> None:
         "init",
         "create",
         "generate",
+        "crd",
         "install",
         "uninstall",
         "run",

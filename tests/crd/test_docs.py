@@ -13,6 +13,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "crd.md"
 
 # Names the page's snippets take from earlier prose rather than import themselves.
 PRELUDE = """
+import copy
 from typing import Any, Annotated
 from pydantic import Field
 from pyctrl.crd import *
@@ -49,3 +50,14 @@ def test_marker_examples_are_structural() -> None:
     namespace = run_examples()
     for name in ("Template", "Autoscaling"):
         assert structural_errors(schema_for(namespace[name])) == [], name
+
+
+def test_builtin_type_models_upgrade_and_migration_examples_run() -> None:
+    """The CronJob, models, breaking-change and migration examples run and hold."""
+    namespace = run_examples()
+    schema = schema_for(namespace["CronJob"])
+    assert structural_errors(schema) == []
+    job = schema["properties"]["spec"]["properties"]["jobTemplate"]
+    assert "template" in job["properties"]["spec"]["properties"]
+    assert callable(namespace["retire_v1alpha1"])
+    assert namespace["change"].rule == "tightened"

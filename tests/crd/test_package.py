@@ -16,7 +16,7 @@ def test_all_is_sorted_and_resolves() -> None:
 
 
 async def test_importing_crd_does_not_import_envtest() -> None:
-    """pyctrl.crd stands below envtest and loads its schema checker only when it is used."""
+    """Importing pyctrl.crd loads neither the server nor its schema checker."""
     code = (
         "import sys, pyctrl.crd; "
         "print(sorted(m for m in sys.modules if m.startswith("

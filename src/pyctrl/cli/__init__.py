@@ -6,6 +6,9 @@
     pyctrl create api --group G --version V --kind K [--namespaced/--cluster]
     pyctrl create webhook --kind K [--defaulting] [--programmatic-validation] [--conversion]
     pyctrl generate [all|crd|rbac|manager|webhook] MODULE[:ATTR] [--out config] [--check]
+    pyctrl generate models --crd FILE | --crd-name NAME [--out DIR] [--check]
+    pyctrl crd check MODULE[:ATTR]|PATH --against DIR|cluster [--allow RULE[@FIELD]]
+    pyctrl crd migrate CRD_NAME...                                   # storage versions
     pyctrl install / uninstall                                       # CRDs, like `make install`
     pyctrl run MODULE[:ATTR] [operator flags...]                      # like `make run`
     pyctrl docker-build [--image IMG] [--dry-run]                    # like `make docker-build`
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import click
 
-from pyctrl.cli import _create, _deploy, _envtest, _generate, _init, _run, _version
+from pyctrl.cli import _crd, _create, _deploy, _envtest, _generate, _init, _run, _version
 from pyctrl.cli._common import set_traceback
 
 __all__ = ["app", "main"]
@@ -57,6 +60,7 @@ def app(traceback: bool) -> None:
 app.add_command(_init.init)
 app.add_command(_create.create)
 app.add_command(_generate.generate)
+app.add_command(_crd.crd)
 app.add_command(_deploy.install)
 app.add_command(_deploy.uninstall)
 app.add_command(_run.run)

@@ -167,6 +167,23 @@ def _report(result: Plan, out: Path, command: str) -> None:
     )
 
 
+def _report_breaking(result: Plan) -> None:
+    """Print the breaking changes of each stale CRD against its committed version."""
+    import yaml
+
+    from pyctrl.cli._compat import incompatibilities
+
+    for path, (text, why) in result.write.items():
+        if why != "differs" or path.parent.name != "crd":
+            continue
+        old = {d["metadata"]["name"]: d for d in yaml.safe_load_all(path.read_text()) if d}
+        new = {d["metadata"]["name"]: d for d in yaml.safe_load_all(text) if d}
+        for change in incompatibilities(old, new, ()):
+            click.echo(
+                f"breaking: {change} (pyctrl crd check --allow {change.rule}@{change.field})"
+            )
+
+
 def _files(count: int) -> str:
     return f"{count} manifest file{'' if count == 1 else 's'}"
 
@@ -187,8 +204,34 @@ def _files(count: int) -> str:
     help="Write nothing; exit 1 listing the files that are missing, differ or are "
     "no longer generated (for CI).",
 )
+@click.option(
+    "--crd",
+    "crd_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="models: a CRD file (YAML or JSON) to write typed models for; repeatable.",
+)
+@click.option(
+    "--crd-name",
+    "crd_names",
+    multiple=True,
+    help="models: the name of a CRD in the cluster of the kubeconfig; repeatable.",
+)
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="models: kubeconfig file.")
+@click.option("--context", help="models: kubeconfig context.")
+@click.pass_context
 @reports_errors
-def generate(args: tuple[str, ...], out: Path, check: bool) -> None:
+def generate(
+    ctx: click.Context,
+    *,
+    args: tuple[str, ...],
+    out: Path,
+    check: bool,
+    crd_files: tuple[Path, ...],
+    crd_names: tuple[str, ...],
+    kubeconfig: str | None,
+    context: str | None,
+) -> None:
     """Write an Operator's manifests, or check that they are current.
 
     WHAT is all (default), crd, rbac, manager or webhook; MODULE[:ATTRIBUTE] is where
@@ -199,11 +242,27 @@ def generate(args: tuple[str, ...], out: Path, check: bool) -> None:
     CRDs, RBAC, the manager's Deployment and webhook configurations, generated from the
     Python code into crd/, rbac/, manager/ and webhook/ under --out. Stale YAML files in
     those subdirectories are removed.
+
+    `pyctrl generate models --crd FILE [--crd-name NAME] [--out DIR]` writes typed
+    CustomResource models of CRDs you did not write, one module per CRD (to standard
+    output without --out).
     """
+    if args == ("models",):
+        from pyctrl.cli import _models
+
+        found = _models.crds_from_files(crd_files)
+        if crd_names:
+            found += _models.crds_from_cluster(crd_names, kubeconfig, context)
+        if not found:
+            raise CliError("generate models needs --crd FILE or --crd-name NAME")
+        explicit = ctx.get_parameter_source("out") is not click.core.ParameterSource.DEFAULT
+        _models.generate_models(found, out if explicit else None, check)
+        return
     what, target = _parse(list(args))
     rendered, subdirectories = _select(what, _render(what, target))
     result = plan(out, rendered, subdirectories)
     if check:
+        _report_breaking(result)
         if result.stale:
             command = f"pyctrl generate {'' if what == 'all' else what + ' '}{target}"
             if out != Path("config"):

@@ -26,15 +26,26 @@ What controller-gen's ``+kubebuilder`` comment markers do, markers do here, as
 `EmbeddedResource`, `XValidation` (CEL rules; also a class decorator for rules that
 relate fields), `Format`, `Description`, `Schemaless`; and the types `IntOrString`,
 `Quantity`, `Int32` and `Int64`. `Marker` is the base class for writing your own.
+
+Fields may also be kubernetes-asyncio models (``V1PodTemplateSpec``...): their schema is
+the one the API server publishes for the built-in type. `models_for` goes the other way,
+writing typed models for CRDs of other projects (``pyctrl generate models``).
+
+Upgrades: `breaking_changes` names what a new CRD would break for stored objects
+(``pyctrl crd check``); `migrate_storage_version` and the leader-only
+`StorageVersionMigrator` rewrite every object at the storage version and prune
+``status.storedVersions``, so an old version can be dropped (``pyctrl crd migrate``).
 """
 
 from __future__ import annotations
 
 from pyctrl.crd._check import structural_errors
+from pyctrl.crd._compat import Change, breaking_changes
 from pyctrl.crd._crd import crd_for, crds_for, version_priority_key
 from pyctrl.crd._generate import schema_for
 from pyctrl.crd._markers import (
     ClassMarker,
+    Default,
     Description,
     EmbeddedResource,
     Format,
@@ -44,15 +55,22 @@ from pyctrl.crd._markers import (
     ListType,
     MapType,
     Marker,
+    NotNullable,
+    Omittable,
     PreserveUnknownFields,
     Quantity,
+    SchemaExtra,
     Schemaless,
     XValidation,
 )
+from pyctrl.crd._migrate import MigrationResult, StorageVersionMigrator, migrate_storage_version
+from pyctrl.crd._models import models_for
 from pyctrl.crd._yaml import to_yaml
 
 __all__ = [
+    "Change",
     "ClassMarker",
+    "Default",
     "Description",
     "EmbeddedResource",
     "Format",
@@ -62,12 +80,20 @@ __all__ = [
     "ListType",
     "MapType",
     "Marker",
+    "MigrationResult",
+    "NotNullable",
+    "Omittable",
     "PreserveUnknownFields",
     "Quantity",
+    "SchemaExtra",
     "Schemaless",
+    "StorageVersionMigrator",
     "XValidation",
+    "breaking_changes",
     "crd_for",
     "crds_for",
+    "migrate_storage_version",
+    "models_for",
     "schema_for",
     "structural_errors",
     "to_yaml",

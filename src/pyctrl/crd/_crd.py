@@ -18,11 +18,12 @@ from pyctrl.resource import CustomResource, PrinterColumn, ResourceInfo
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["crd_for", "crds_for", "version_priority_key"]
+__all__ = ["crd_for", "crds_for", "truncate_descriptions", "version_priority_key"]
 
 _PRINTER_TYPES: Final = ("integer", "number", "string", "boolean", "date")
 _KUBE_VERSION: Final = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 _STABILITY: Final = {None: 0, "beta": 1, "alpha": 2}
+_SENTENCE_ENDS: Final = (".", "!", "?", "\u3002", "\uff01", "\uff1f")
 
 # Settings that belong to the whole CRD, so all versions must agree on them.
 _SHARED: Final = ("plural", "singular", "scope", "short_names", "categories", "list_kind")
@@ -75,7 +76,36 @@ def _printer_column(column: PrinterColumn, cls: type) -> dict[str, Any]:
     return out
 
 
-def _version(cls: type[CustomResource], info: ResourceInfo) -> dict[str, Any]:
+def truncate_descriptions(schema: dict[str, Any], max_length: int) -> None:
+    """Shorten every description in ``schema`` to ``max_length``, as controller-gen's maxDescLen.
+
+    A longer description is cut at ``max_length`` characters and then back to its last
+    sentence end (``.``, ``!``, ``?``) if there is one; ``0`` removes descriptions.
+    """
+    description = schema.get("description")
+    if isinstance(description, str) and len(description) > max_length:
+        if max_length == 0:
+            del schema["description"]
+        else:
+            cut = description[:max_length]
+            end = max(cut.rfind(mark) for mark in _SENTENCE_ENDS)
+            schema["description"] = cut[: end + 1] if end > 0 else cut
+    for key in ("properties", "patternProperties"):
+        for child in (schema.get(key) or {}).values():
+            if isinstance(child, dict):
+                truncate_descriptions(child, max_length)
+    for key in ("items", "additionalProperties", "not"):
+        if isinstance(schema.get(key), dict):
+            truncate_descriptions(schema[key], max_length)
+    for key in ("allOf", "anyOf", "oneOf"):
+        for child in schema.get(key) or ():
+            if isinstance(child, dict):
+                truncate_descriptions(child, max_length)
+
+
+def _version(
+    cls: type[CustomResource], info: ResourceInfo, max_description_length: int | None
+) -> dict[str, Any]:
     if info.deprecation_warning is not None and not info.deprecated:
         raise SchemaError(
             f"{cls.__name__}: deprecation_warning is set but deprecated=False; "
@@ -90,7 +120,10 @@ def _version(cls: type[CustomResource], info: ResourceInfo) -> dict[str, Any]:
         version["deprecated"] = True
         if info.deprecation_warning is not None:
             version["deprecationWarning"] = info.deprecation_warning
-    version["schema"] = {"openAPIV3Schema": schema_for(cls)}
+    schema = schema_for(cls)
+    if max_description_length is not None:
+        truncate_descriptions(schema, max_description_length)
+    version["schema"] = {"openAPIV3Schema": schema}
     subresources: dict[str, Any] = {}
     if info.status_subresource:
         subresources["status"] = {}
@@ -158,6 +191,7 @@ def crd_for(
     conversion: Mapping[str, Any] | None = None,
     labels: Mapping[str, str] | None = None,
     annotations: Mapping[str, str] | None = None,
+    max_description_length: int | None = None,
 ) -> dict[str, Any]:
     """Build the ``apiextensions.k8s.io/v1`` CustomResourceDefinition of one kind.
 
@@ -172,6 +206,11 @@ def crd_for(
         labels: ``metadata.labels`` of the CRD.
         annotations: ``metadata.annotations`` of the CRD (e.g. cert-manager's
             ``cert-manager.io/inject-ca-from`` for a conversion webhook).
+        max_description_length: Shorten descriptions to this many characters (at a
+            sentence end when possible; ``0`` drops them), like controller-gen's
+            ``crd:maxDescLen``: embedded built-in types (a ``V1PodTemplateSpec``) bring
+            some 200 KiB of descriptions, and ``kubectl apply`` stores the whole CRD in
+            an annotation limited to 256 KiB.
 
     Returns:
         The CRD as a JSON-ready dict.
@@ -182,6 +221,8 @@ def crd_for(
     """
     if not types:
         raise SchemaError("crd_for needs at least one CustomResource class")
+    if max_description_length is not None and max_description_length < 0:
+        raise SchemaError(f"max_description_length must be 0 or more, not {max_description_length}")
     infos = [_info(cls) for cls in types]
     _check_versions(types, infos)
     info = infos[0]
@@ -202,7 +243,7 @@ def crd_for(
         "group": info.group,
         "names": names,
         "scope": info.scope,
-        "versions": [_version(cls, i) for cls, i in ordered],
+        "versions": [_version(cls, i, max_description_length) for cls, i in ordered],
     }
     if conversion is not None:
         spec["conversion"] = copy.deepcopy(dict(conversion))
@@ -222,12 +263,14 @@ def crd_for(
 def crds_for(
     *types: type[CustomResource],
     conversions: Mapping[str, Mapping[str, Any]] | None = None,
+    max_description_length: int | None = None,
 ) -> list[dict[str, Any]]:
     """Build the CRDs of many classes, grouping the versions of each kind into one CRD.
 
     Args:
         *types: `CustomResource` classes of any groups and kinds.
         conversions: ``spec.conversion`` per CRD name (``<plural>.<group>``).
+        max_description_length: As for `crd_for`.
 
     Returns:
         One CRD per group and kind, sorted by CRD name.
@@ -249,7 +292,9 @@ def crds_for(
                 "give one of them another plural"
             )
         conversion = (conversions or {}).get(name)
-        crds[name] = crd_for(*members, conversion=conversion)
+        crds[name] = crd_for(
+            *members, conversion=conversion, max_description_length=max_description_length
+        )
     unknown = set(conversions or {}) - set(crds)
     if unknown:
         raise SchemaError(

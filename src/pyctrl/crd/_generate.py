@@ -33,11 +33,13 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import SkipJsonSchema, WithJsonSchema
 from pydantic_core import PydanticUndefined
 
+from pyctrl.crd._builtin import builtin_schema, is_builtin_model
 from pyctrl.crd._docs import class_docs
 from pyctrl.crd._markers import (
     FIELD_NAMES_KEY,
     Description,
     Marker,
+    NotNullable,
     Schemaless,
     _IntOrStringMarker,
     class_markers,
@@ -247,11 +249,14 @@ class _Context:
             path=self.path if path is None else path,
         )
 
-    def error(self, message: str) -> SchemaError:
+    def location(self) -> str:
         location = self.where or "the type"
         if self.path:
             location += f" (at {self.path})"
-        return SchemaError(f"{location}: {message}")
+        return location
+
+    def error(self, message: str) -> SchemaError:
+        return SchemaError(f"{self.location()}: {message}")
 
 
 @dataclass(slots=True)
@@ -435,7 +440,8 @@ class _Generator:
         else:
             inner = Union[tuple(present)]  # noqa: UP007 - built from a runtime tuple
         schema = self.type_schema(inner, items, ctx, description)
-        schema["nullable"] = True
+        if not any(isinstance(m, NotNullable) for m in _Meta.of(items).markers):
+            schema["nullable"] = True
         return schema
 
     def _base_schema(self, tp: Any, meta: _Meta, ctx: _Context) -> dict[str, Any]:  # noqa: PLR0911, PLR0912 - dispatch on the annotation
@@ -475,6 +481,8 @@ class _Generator:
             raise ctx.error(f"{tp!r} is not a type")
         if issubclass(tp, enum.Enum):
             return _enum_schema([member.value for member in tp], ctx)
+        if is_builtin_model(tp):
+            return builtin_schema(tp, _embedded_object_meta_schema, ctx.location())
         if issubclass(tp, BaseModel):
             return self.model_schema(tp, ctx)
         if typing_extensions.is_typeddict(tp):

@@ -8,14 +8,19 @@ have been rendered. Some markers also decorate classes (object-level rules).
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
 
 from pydantic import AfterValidator
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 __all__ = [
     "ClassMarker",
+    "Default",
     "Description",
     "EmbeddedResource",
     "Format",
@@ -25,14 +30,17 @@ __all__ = [
     "ListType",
     "MapType",
     "Marker",
+    "NotNullable",
+    "Omittable",
     "PreserveUnknownFields",
     "Quantity",
+    "SchemaExtra",
     "Schemaless",
     "XValidation",
     "class_markers",
 ]
 
-_T = TypeVar("_T", bound=type)
+_C = TypeVar("_C", bound=type)
 
 # Holds, on a decorated class, the markers declared on that very class (not its bases).
 _CLASS_MARKERS_ATTR: Final = "__pyctrl_crd_markers__"
@@ -74,7 +82,7 @@ class ClassMarker(Marker):
             max: int
     """
 
-    def __call__(self, cls: _T) -> _T:
+    def __call__(self, cls: _C) -> _C:
         """Record this marker on ``cls`` and return ``cls`` unchanged.
 
         Args:
@@ -361,6 +369,54 @@ class Description(Marker):
             schema.pop("description", None)
 
 
+@dataclass(frozen=True, slots=True, eq=False)  # the value may be a list: hash by identity
+class Default(Marker):
+    """A default the API server fills in, like controller-gen's ``+default`` marker.
+
+    Unlike a Python default, the value lives only in the schema: the model leaves the
+    field unset (usually ``Omittable``) and the API server writes the default when it
+    stores the object. Generated models of CRDs you did not write use it, so that an
+    object read and written back is unchanged.
+
+    Attributes:
+        value: The default in wire (JSON) form.
+    """
+
+    value: Any
+
+    def apply(self, schema: dict[str, Any]) -> None:
+        """Set ``default``."""
+        schema["default"] = copy.deepcopy(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class NotNullable(Marker):
+    """On ``X | None``: None means absent, so the schema is ``X`` without ``nullable``.
+
+    pyctrl leaves None fields out of what it sends, so an optional field need not
+    accept ``null`` on the wire; `Omittable` is the usual spelling.
+    """
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # the value may be a list: hash by identity
+class SchemaExtra(Marker):
+    """Schema keywords with no Python form, merged into the node as given.
+
+    For what CRDs say that pydantic cannot: ``uniqueItems``, value validations in
+    ``anyOf``/``oneOf``/``allOf``/``not``, a ``pattern`` on an int-or-string. The
+    result must still be structural (see `structural_errors`).
+
+    Attributes:
+        values: The keywords and their values.
+    """
+
+    values: Mapping[str, Any]
+
+    def apply(self, schema: dict[str, Any]) -> None:
+        """Merge the keywords into ``schema``."""
+        schema.update(copy.deepcopy(dict(self.values)))
+
+
 @dataclass(frozen=True, slots=True)
 class Schemaless(Marker):
     """Emit no schema for the type, like ``+kubebuilder:validation:Schemaless``.
@@ -426,6 +482,14 @@ Int32 = Annotated[int, Format("int32"), AfterValidator(_range_check(32, _INT32))
 
 Int64 = Annotated[int, Format("int64"), AfterValidator(_range_check(64, _INT64))]
 """A Go ``int64``: ``format: int64`` in the schema, range-checked in Python."""
+
+_T = TypeVar("_T")
+Omittable = Annotated[_T | None, NotNullable()]
+"""``Omittable[X]``: an optional field that is absent rather than ``null`` on the wire.
+
+In Python it is ``X | None`` (None when unset); in the schema it is ``X``, not
+nullable and not required, as a Go ``omitempty`` field.
+"""
 
 
 def _kind(schema: dict[str, Any]) -> str:
