@@ -1,0 +1,96 @@
+"""The Python blocks of the docs pages, grouped as a reader runs them.
+
+A block is read on its own, as a module, unless the line before its fence says otherwise:
+
+- ``<!-- snippet: prelude -->``: the page's shared names (imports, and *given* names
+  declared with a type and no value, such as ``client: Client``, for what the reader
+  already has in hand). It is prepended to every later block of the page.
+- ``<!-- snippet: continues -->``: the block goes on from the previous block of the page
+  (the two read as one module).
+
+A block titled ``kopf...`` (``title="kopf"``) is kopf's code, shown for comparison: only
+its syntax is checked (kopf is not a dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PAGES = [*sorted((REPO / "docs").glob("**/*.md")), REPO / "README.md"]
+_FENCE = re.compile(
+    r"^(?P<indent> *)```(?:python|py)(?P<attrs>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
+    re.M | re.S,
+)
+_MARKER = re.compile(r"<!-- snippet: (?P<marker>[a-z]+) -->\s*$")
+MARKERS = ("prelude", "continues")
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """One block, with the code it is read with (the prelude, the blocks it continues)."""
+
+    page: Path
+    line: int
+    marker: str
+    title: str
+    code: str
+    context: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.page.relative_to(REPO)}:{self.line}"
+
+    @property
+    def source(self) -> str:
+        """The module a reader would run: the context, then the block."""
+        return self.context + self.code
+
+    @property
+    def foreign(self) -> bool:
+        """kopf's code, shown beside pyctrl's."""
+        return self.title.startswith("kopf")
+
+    def given(self) -> set[str]:
+        """Module-level names declared with a type and no value (``client: Client``)."""
+        tree = ast.parse(self.source)
+        return {
+            node.target.id
+            for node in tree.body
+            if isinstance(node, ast.AnnAssign)
+            and node.value is None
+            and isinstance(node.target, ast.Name)
+        }
+
+
+def page_snippets(page: Path) -> list[Snippet]:
+    """Every Python block of ``page``, with its context."""
+    text = page.read_text()
+    found: list[Snippet] = []
+    prelude = previous = ""
+    for match in _FENCE.finditer(text):
+        before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marked = _MARKER.search(before)
+        marker = marked["marker"] if marked else ""
+        assert marker in ("", *MARKERS), f"{page}: unknown snippet marker {marker!r}"
+        title = re.search(r'title="([^"]*)"', match["attrs"])
+        code = textwrap.dedent(match["body"])
+        line = text[: match.start()].count("\n") + 1
+        context = previous if marker == "continues" else prelude
+        snippet = Snippet(page, line, marker, title[1] if title else "", code, context)
+        found.append(snippet)
+        if snippet.foreign:
+            continue
+        previous = snippet.source
+        if marker == "prelude":
+            prelude = snippet.source
+    return found
+
+
+def all_snippets() -> list[Snippet]:
+    """Every Python block of every docs page and the README."""
+    return [snippet for page in PAGES for snippet in page_snippets(page)]
