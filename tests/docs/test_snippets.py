@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
+import re
 import subprocess
 import sys
 import types
@@ -69,7 +70,15 @@ def test_snippet_uses_no_invisible_name(snippet: Snippet) -> None:
          "--output-format", "concise", "--stdin-filename", "snippet.py", "-"],
         input=snippet.source, capture_output=True, text=True, check=False,
     )  # fmt: skip
-    assert found.returncode == 0, f"{snippet.id}:\n{found.stdout}{found.stderr}"
+    assert found.returncode in (0, 1), found.stderr
+    # A given name (`client: Client`, no value) is declared: ruff still calls it undefined.
+    given = snippet.given()
+    undefined = [
+        line
+        for line in found.stdout.splitlines()
+        if (name := re.search(r"Undefined name `([^`]+)`", line)) and name[1] not in given
+    ]
+    assert not undefined, f"{snippet.id}: " + "\n".join(undefined)
 
 
 @pytest.mark.parametrize("snippet", OURS, ids=[s.id for s in OURS])
