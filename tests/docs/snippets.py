@@ -7,6 +7,9 @@ A block is read on its own, as a module, unless the line before its fence says o
   already has in hand). It is prepended to every later block of the page.
 - ``<!-- snippet: continues -->``: the block goes on from the previous block of the page
   (the two read as one module).
+- ``<!-- snippet: excerpt of examples/x/y.py [examples/x/z.py] -->``: an abridged excerpt
+  of files of the repository (the example pages show their example's code), which their
+  own tests run: every identifier of the block must occur in one of the files.
 
 A block titled ``kopf...`` (``title="kopf"``) is kopf's code, shown for comparison: only
 its syntax is checked (kopf is not a dependency).
@@ -26,8 +29,8 @@ _FENCE = re.compile(
     r"^(?P<indent> *)```(?:python|py)(?P<attrs>[^\n]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$",
     re.M | re.S,
 )
-_MARKER = re.compile(r"<!-- snippet: (?P<marker>[a-z]+) -->\s*$")
-MARKERS = ("prelude", "continues")
+_MARKER = re.compile(r"<!-- snippet: (?P<marker>[a-z]+)(?: of (?P<paths>[^>]+?))? -->\s*$")
+MARKERS = ("prelude", "continues", "excerpt")
 # Blocks another change of issue 25 rewrites (the ObjectReference helpers; the metrics
 # test's port): checked only for syntax until it lands. Remove an entry once merged.
 IN_FLIGHT = {
@@ -46,6 +49,7 @@ class Snippet:
     title: str
     code: str
     context: str
+    excerpt_of: tuple[Path, ...] = ()
 
     @property
     def id(self) -> str:
@@ -61,11 +65,14 @@ class Snippet:
         """kopf's code, shown beside pyctrl's (or a block being rewritten elsewhere)."""
         page = str(self.page.relative_to(REPO))
         in_flight = any(page == p and self.code.startswith(s) for p, s in IN_FLIGHT)
-        return self.title.startswith("kopf") or in_flight
+        return self.title.startswith("kopf") or in_flight or bool(self.excerpt_of)
 
     def given(self) -> set[str]:
         """Module-level names declared with a type and no value (``client: Client``)."""
-        tree = ast.parse(self.source)
+        try:
+            tree = ast.parse(self.source)
+        except SyntaxError:
+            return set()
         return {
             node.target.id
             for node in tree.body
@@ -89,7 +96,10 @@ def page_snippets(page: Path) -> list[Snippet]:
         code = textwrap.dedent(match["body"])
         line = text[: match.start()].count("\n") + 1
         context = previous if marker == "continues" else prelude
-        snippet = Snippet(page, line, marker, title[1] if title else "", code, context)
+        paths = marked["paths"].split() if marked and marked["paths"] else []
+        excerpt_of = tuple(REPO / path for path in paths)
+        assert (marker == "excerpt") == bool(excerpt_of), f"{page}: {before}"
+        snippet = Snippet(page, line, marker, title[1] if title else "", code, context, excerpt_of)
         found.append(snippet)
         if snippet.foreign:
             continue

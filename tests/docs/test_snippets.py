@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import builtins
 import inspect
 import re
 import subprocess
@@ -60,6 +61,26 @@ def test_the_docs_have_snippets() -> None:
 def test_snippet_compiles(snippet: Snippet) -> None:
     """The block is valid Python (top-level await allowed)."""
     _compile(snippet)
+
+
+EXCERPTS = [snippet for snippet in SNIPPETS if snippet.excerpt_of]
+
+
+@pytest.mark.parametrize("snippet", EXCERPTS, ids=[s.id for s in EXCERPTS])
+def test_an_excerpt_shows_names_of_its_file(snippet: Snippet) -> None:
+    """Every identifier of an excerpt occurs in the files it is taken from."""
+    text = "\n".join(path.read_text() for path in snippet.excerpt_of)
+    words = set(re.findall(r"\w+", text)) | set(dir(builtins))
+    names = set()
+    for node in ast.walk(ast.parse(snippet.code)):
+        match node:
+            case ast.Name(id=name) | ast.Attribute(attr=name) | ast.arg(arg=name):
+                names.add(name)
+            case ast.FunctionDef(name=name) | ast.AsyncFunctionDef(name=name):
+                names.add(name)
+            case ast.ClassDef(name=name) | ast.keyword(arg=str(name)):
+                names.add(name)
+    assert names - words == set(), f"{snippet.id}: not in {snippet.excerpt_of}"
 
 
 @pytest.mark.parametrize("snippet", OURS, ids=[s.id for s in OURS])
