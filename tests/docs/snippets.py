@@ -7,6 +7,9 @@ A block is read on its own, as a module, unless the line before its fence says o
   already has in hand). It is prepended to every later block of the page.
 - ``<!-- snippet: continues -->``: the block goes on from the previous block of the page
   (the two read as one module).
+- ``<!-- snippet: generated -->``: code that ``pyctrl init`` and ``pyctrl create`` write
+  into a project named ``guestbook``; tests/cli/test_create_project.py finds each of its
+  lines in the project it grows that way.
 - ``<!-- snippet: excerpt of examples/x/y.py [examples/x/z.py] -->``: an abridged excerpt
   of files of the repository (the example pages show their example's code), which their
   own tests run: every identifier of the block must occur in one of the files.
@@ -30,7 +33,7 @@ _FENCE = re.compile(
     re.M | re.S,
 )
 _MARKER = re.compile(r"<!-- snippet: (?P<marker>[a-z]+)(?: of (?P<paths>[^>]+?))? -->\s*$")
-MARKERS = ("prelude", "continues", "excerpt")
+MARKERS = ("prelude", "continues", "excerpt", "generated")
 # Blocks another change of issue 25 rewrites (the ObjectReference helpers; the metrics
 # test's port): checked only for syntax until it lands. Remove an entry once merged.
 IN_FLIGHT = {
@@ -61,11 +64,20 @@ class Snippet:
         return self.context + self.code
 
     @property
-    def foreign(self) -> bool:
-        """kopf's code, shown beside pyctrl's (or a block being rewritten elsewhere)."""
+    def checked_elsewhere(self) -> bool:
+        """Whether the block is not checked as a module of its own.
+
+        kopf's code (syntax only), an excerpt or generated code (checked against its
+        source), a block another change rewrites.
+        """
         page = str(self.page.relative_to(REPO))
         in_flight = any(page == p and self.code.startswith(s) for p, s in IN_FLIGHT)
-        return self.title.startswith("kopf") or in_flight or bool(self.excerpt_of)
+        return (
+            self.title.startswith("kopf")
+            or in_flight
+            or bool(self.excerpt_of)
+            or self.marker == "generated"
+        )
 
     def given(self) -> set[str]:
         """Module-level names declared with a type and no value (``client: Client``)."""
@@ -101,7 +113,7 @@ def page_snippets(page: Path) -> list[Snippet]:
         assert (marker == "excerpt") == bool(excerpt_of), f"{page}: {before}"
         snippet = Snippet(page, line, marker, title[1] if title else "", code, context, excerpt_of)
         found.append(snippet)
-        if snippet.foreign:
+        if snippet.checked_elsewhere:
             continue
         previous = snippet.source
         if marker == "prelude":
