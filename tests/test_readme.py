@@ -32,7 +32,8 @@ def test_the_readme_shows_what_init_prints_for_a_checkout_directory() -> None:
     section = _start_a_project()
     command = re.search(r"^(pyctrl init .*)$", section, re.M)
     shown = re.search(r"```console\nNext:\n(.*?)```", section, re.S)
-    assert command is not None and shown is not None
+    assert command is not None
+    assert shown is not None
     args = shlex.split(command[1])
     directory = Path(args[2])
     options = dict(zip(args[3::2], args[4::2], strict=True))

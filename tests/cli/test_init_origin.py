@@ -39,15 +39,19 @@ def _values(directory: Path) -> Project:
             "pip install -e '.[dev]' /src/pyctrl",
         ),
         (
-            {"url": "https://example.com/pyctrl_runtime-0.1.0-py3-none-any.whl",
-             "archive_info": {"hashes": {}}},
+            {
+                "url": "https://example.com/pyctrl_runtime-0.1.0-py3-none-any.whl",
+                "archive_info": {"hashes": {}},
+            },
             Origin("url", "https://example.com/pyctrl_runtime-0.1.0-py3-none-any.whl"),
             "pip install -e '.[dev]' "
             "'pyctrl-runtime @ https://example.com/pyctrl_runtime-0.1.0-py3-none-any.whl'",
         ),
         (
-            {"url": "https://github.com/pyctrl/pyctrl",
-             "vcs_info": {"vcs": "git", "commit_id": "abc123"}},
+            {
+                "url": "https://github.com/pyctrl/pyctrl",
+                "vcs_info": {"vcs": "git", "commit_id": "abc123"},
+            },
             Origin("url", "git+https://github.com/pyctrl/pyctrl@abc123"),
             "pip install -e '.[dev]' 'pyctrl-runtime @ git+https://github.com/pyctrl/pyctrl@abc123'",
         ),
