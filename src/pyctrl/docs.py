@@ -161,6 +161,13 @@ def _resolve(qualified: str) -> Any:
     return None
 
 
+class _PlainText(pydoc.TextDoc):
+    """pydoc's text, without the backspaces that make bold on a terminal."""
+
+    def bold(self, text: str) -> str:
+        return text
+
+
 def describe(qualified: str) -> str:
     """The documentation of one name, as plain text (pydoc's rendering)."""
     obj = _resolve(qualified)
@@ -170,7 +177,7 @@ def describe(qualified: str) -> str:
         module, _, name = qualified.rpartition(".")
         doc = _attribute_docstrings(importlib.import_module(module)).get(name, "")
         return f"{qualified} = {obj!r}\n\n{doc}\n"
-    return pydoc.render_doc(obj, title="%s", renderer=pydoc.plaintext)
+    return pydoc.render_doc(obj, title="%s", renderer=_PlainText())
 
 
 def markdown_index() -> str:

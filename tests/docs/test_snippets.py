@@ -114,7 +114,7 @@ def test_snippet_uses_no_invisible_name(snippet: Snippet) -> None:
 @pytest.mark.parametrize("snippet", OURS, ids=[s.id for s in OURS])
 def test_snippet_imports_import(snippet: Snippet) -> None:
     """Every import statement of the block (in functions too) finds its module and names."""
-    imports = [
+    imports: list[ast.stmt] = [
         node
         for node in ast.walk(ast.parse(snippet.source))
         if isinstance(node, ast.Import | ast.ImportFrom)
