@@ -162,9 +162,19 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def typecheck(session: nox.Session) -> None:
-    """Type-check with mypy --strict: the library, the tests, the examples, the benchmarks."""
+    """Type-check with mypy --strict: the library, the tests, the examples, the benchmarks.
+
+    Then the docs' Python blocks, each written out as a module (tests/docs/snippets.py).
+    """
     _install(session, ".[dev]")
     _run(session, "python", "-m", "mypy", "src", "tests", "examples", "bench")
+    snippets = REPO / ".nox" / "doc-snippets"
+    shutil.rmtree(snippets, ignore_errors=True)
+    _run(session, "python", "-m", "tests.docs.snippets", str(snippets))
+    _run(
+        session, "python", "-m", "mypy", "--config-file", "tests/docs/mypy-snippets.ini",
+        str(snippets), MYPYPATH=os.pathsep.join([str(REPO / "src"), str(REPO)]),
+    )  # fmt: skip
 
 
 @nox.session(python=False)

@@ -14,6 +14,10 @@ A block is read on its own, as a module, unless the line before its fence says o
   of files of the repository (the example pages show their example's code), which their
   own tests run: every identifier of the block must occur in one of the files.
 
+``python -m tests.docs.snippets DIR`` writes each block (with its context) as a module
+into DIR, for ``nox -s typecheck`` to run mypy over them (tests/docs/mypy-snippets.ini):
+a block that awaits at top level becomes the body of a coroutine function.
+
 A block titled ``kopf...`` (``title="kopf"``) is kopf's code, shown for comparison: only
 its syntax is checked (kopf is not a dependency).
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,3 +129,26 @@ def page_snippets(page: Path) -> list[Snippet]:
 def all_snippets() -> list[Snippet]:
     """Every Python block of every docs page and the README."""
     return [snippet for page in PAGES for snippet in page_snippets(page)]
+
+
+def write_modules(directory: Path) -> list[Path]:
+    """Write every block checked as a module into ``directory``, one module each."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for snippet in all_snippets():
+        if snippet.checked_elsewhere:
+            continue
+        source = snippet.source
+        try:
+            compile(source, snippet.id, "exec", dont_inherit=True)
+        except SyntaxError:  # top-level await: the body of a coroutine, as the reader's
+            source = "async def _snippet() -> None:\n" + textwrap.indent(source, "    ")
+        path = directory / (re.sub(r"\W", "_", snippet.id) + ".py")
+        path.write_text(f"# {snippet.id}\n{source}")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for path in write_modules(Path(sys.argv[1])):
+        print(path)
