@@ -116,3 +116,14 @@ def test_init_prints_steps_that_name_this_checkout(workspace: Workspace) -> None
     ]
     readme = (workspace.root / "my project" / "README.md").read_text()
     assert f"\npip install -e '.[dev]' -e {shlex.quote(str(REPO))}\n" in readme
+
+
+def test_docs_cli_shows_what_init_prints() -> None:
+    """docs/cli.md's example output of `pyctrl init guestbook` is init's, line for line."""
+    text = (REPO / "docs" / "cli.md").read_text().split("## `pyctrl init`", 1)[1]
+    shown = text.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    values = _values(Path("guestbook"))
+    origin = Origin("directory", "/home/you/pyctrl")
+    assert shown[1:] == ["Next:"] + [
+        f"  {s}" for s in next_steps(Path("guestbook"), values, origin)
+    ]
