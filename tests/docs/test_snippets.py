@@ -8,10 +8,12 @@ For each block (read with its page's prelude and the blocks it continues, see
 - no name is used that the block does not import, define or declare (ruff's
   undefined-name check, F821);
 - every import in it imports: the names exist where the block says;
-- a block without top-level ``await`` runs, as a module; then every ``async def test_*()``
-  it defines without parameters is awaited. A block that uses a *given* name (declared
-  ``client: Client``, with no value) at module level stops there: what it needs is what
-  the reader has, not something the page made.
+- a block without top-level ``await`` runs, as a module; then every ``async def test_*``
+  it defines is awaited: without parameters, or with pyctrl's ``envtest`` fixture, for
+  which it gets an `Environment` serving the CRDs of the custom resources the block
+  defines or imports (what a project's ``envtest_crd_paths`` would hold). A block that
+  uses a *given* name (declared ``client: Client``, with no value) at module level stops
+  there: what it needs is what the reader has, not something the page made.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from typing import Any
 
 import pytest
 
+from pyctrl.crd import crds_for
+from pyctrl.envtest import Environment
+from pyctrl.resource import CustomResource
 from tests.docs.snippets import Snippet, all_snippets
 
 SNIPPETS = all_snippets()
@@ -51,6 +56,18 @@ def _module(snippet: Snippet) -> types.ModuleType:
     )
     module.__file__ = str(snippet.page)
     return module
+
+
+def _crds(module: types.ModuleType) -> list[dict[str, Any]]:
+    """The CRDs of the custom resources a block defines or imports."""
+    kinds = {
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, CustomResource)
+        and value is not CustomResource
+    }
+    return crds_for(*kinds) if kinds else []
 
 
 def test_the_docs_have_snippets() -> None:
@@ -144,11 +161,15 @@ async def test_snippet_runs(snippet: Snippet) -> None:
             for name, fn in module.__dict__.items()
             if name.startswith("test_")
             and inspect.iscoroutinefunction(fn)
-            and not inspect.signature(fn).parameters
+            and set(inspect.signature(fn).parameters) <= {"envtest"}
             and fn.__module__ == module.__name__
         ]
         for test in tests:
             async with asyncio.timeout(45):
-                await test()
+                if not inspect.signature(test).parameters:
+                    await test()
+                    continue
+                async with Environment(crds=_crds(module)) as env:
+                    await test(env)
     finally:
         del sys.modules[module.__name__]
