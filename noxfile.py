@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -163,9 +164,19 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def typecheck(session: nox.Session) -> None:
-    """Type-check with mypy --strict: the library, the tests, the examples, the benchmarks."""
+    """Type-check with mypy --strict: the library, the tests, the examples, the benchmarks.
+
+    Then the docs' Python blocks, each written out as a module (tests/docs/snippets.py).
+    """
     _install(session, ".[dev]")
     _run(session, "python", "-m", "mypy", "src", "tests", "examples", "bench")
+    snippets = REPO / ".nox" / "doc-snippets"
+    shutil.rmtree(snippets, ignore_errors=True)
+    _run(session, "python", "-m", "tests.docs.snippets", str(snippets))
+    _run(
+        session, "python", "-m", "mypy", "--config-file", "tests/docs/mypy-snippets.ini",
+        str(snippets), MYPYPATH=os.pathsep.join([str(REPO / "src"), str(REPO)]),
+    )  # fmt: skip
 
 
 @nox.session(python=False)
@@ -208,9 +219,11 @@ def package(session: nox.Session) -> None:
     The wheel goes into a fresh virtualenv (no editable install, no dev extras). From a
     temporary directory, the MySrv example (its sources copied there: examples are not
     in the wheel) reconciles a sample on ``python -m pyctrl.envtest``; then
-    ``pyctrl init`` scaffolds a project whose dependency on pyctrl-runtime resolves to
-    the wheel, and whose own tests and mypy --strict pass. This proves the package data
-    (templates, py.typed, the API server's schemas) ships.
+    ``pyctrl init`` scaffolds a project, and the steps it prints, run as printed,
+    install it with pyctrl-runtime from the wheel and pass its own tests and mypy
+    --strict. This proves the package data (templates, py.typed, the API server's
+    schemas) ships. Last, README's "Start a project" runs as written in a copy of the
+    checkout, then the steps its ``pyctrl init`` prints (pyctrl-runtime from the checkout).
     """
     _install(session, ".[dev]")
     kubectl = _kubectl(session)
@@ -233,6 +246,7 @@ def package(session: nox.Session) -> None:
                 session.error(f"pyctrl was imported from {where}, not from the wheel")
             _example_on_envtest(session, outside, kubectl)
             _scaffolded_project(session, outside)
+        _readme_start_a_project(session, outside)
 
 
 def _outside_env(**extra: str) -> dict[str, str]:
@@ -336,11 +350,41 @@ def _example_on_envtest(session: nox.Session, outside: Path, kubectl: str) -> No
 
 
 def _scaffolded_project(session: nox.Session, outside: Path) -> None:
-    """``pyctrl init x && cd x && pip install -e '.[dev]' && pytest``, pyctrl from the wheel."""
-    _wheel(session, "pyctrl", "init", str(outside / "robot"), "--kind", "Robot")
-    with session.chdir(outside / "robot"):
-        # pyctrl-runtime is not on PyPI yet: --find-links offers the wheel just built.
-        _wheel(session, "python", "-m", "pip", "install", "--quiet", "--find-links", str(DIST),
-               "-e", ".[dev]")  # fmt: skip
-        _wheel(session, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider")
-        _wheel(session, "python", "-m", "mypy", "robot", "tests")
+    """``pyctrl init robot``, from the wheel, then the steps it prints, as printed."""
+    printed = _wheel(session, "pyctrl", "init", "robot", "--kind", "Robot", capture=True)
+    if str(DIST) not in printed:
+        session.error(f"pyctrl init from the wheel does not install the wheel:\n{printed}")
+    _shell(session, "\n".join(_next_steps(printed)), cwd=outside)
+
+
+def _next_steps(printed: str) -> list[str]:
+    """The commands ``pyctrl init`` printed after ``Next:``."""
+    return [line.strip() for line in printed.split("Next:\n", 1)[1].splitlines() if line.strip()]
+
+
+def _shell(session: nox.Session, script: str, cwd: Path) -> str:
+    """Run ``script`` with bash -e, outside any virtualenv and PYTHONPATH; return its output."""
+    session.log(f"in {cwd}:\n{script}")
+    env = {k: v for k, v in _outside_env().items() if k != "VIRTUAL_ENV"}
+    path = env.get("PATH", "").split(os.pathsep)
+    env["PATH"] = os.pathsep.join(p for p in path if not Path(p).is_relative_to(VENV))
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+        check=False, timeout=1800,
+    )  # fmt: skip
+    if done.returncode != 0:
+        session.error(f"failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+def _readme_start_a_project(session: nox.Session, outside: Path) -> None:
+    """README's "Start a project" block verbatim in a copy of the checkout, then init's steps."""
+    checkout = outside / "checkout-under-any-name"
+    ignore = shutil.ignore_patterns(".git", ".nox", ".venv", "__pycache__", "*_cache", "site")
+    shutil.copytree(REPO, checkout, ignore=ignore)
+    section = (REPO / "README.md").read_text().split("## Start a project", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    if block is None:
+        session.error("README.md's Start a project section has no bash block")
+    printed = _shell(session, block.group(1), cwd=checkout)
+    _shell(session, "\n".join(_next_steps(printed)), cwd=checkout)

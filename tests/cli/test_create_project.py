@@ -85,6 +85,23 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def test_the_code_docs_cli_shows_is_what_the_project_holds(project: Path) -> None:
+    """Each line of docs/cli.md's blocks of generated code is a line of the project's code."""
+    from tests.docs.snippets import REPO, page_snippets
+
+    generated = [s for s in page_snippets(REPO / "docs/cli.md") if s.marker == "generated"]
+    code = {
+        line.strip() for path in project.rglob("*.py") for line in path.read_text().splitlines()
+    }
+    assert len(generated) >= 3
+    for snippet in generated:
+        # The docs' project is the package guestbook; this one's is shop.
+        lines = {
+            line.strip().replace("guestbook.", f"{PACKAGE}.") for line in snippet.code.splitlines()
+        }
+        assert lines - {""} - code == set(), snippet.id
+
+
 def _run(project: Path, *command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", *command],

@@ -18,6 +18,7 @@ import importlib.resources
 import importlib.util
 import keyword
 import re
+import shlex
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ import click
 
 import pyctrl
 from pyctrl.cli._common import CliError, reports_errors
+from pyctrl.cli._origin import Origin, pyctrl_origin
 from pyctrl.cli._project import API, Resource
 from pyctrl.cli._project import FILE as PROJECT_FILE
 from pyctrl.cli._project import Project as ProjectRecord
@@ -174,8 +176,13 @@ def _check_package(package: str, directory: Path) -> None:
         )
 
 
-def files(values: Project) -> dict[str, str]:
-    """Every scaffolded file (but the generated manifests): text by relative path."""
+def files(values: Project, origin: Origin | None = None) -> dict[str, str]:
+    """Every scaffolded file (but the generated manifests): text by relative path.
+
+    ``origin`` (default: where the running pyctrl came from) says how the README
+    installs pyctrl-runtime.
+    """
+    origin = origin or pyctrl_origin()
     package = values.package
     layout = {
         "pyproject.toml": "pyproject.toml.tmpl",
@@ -201,6 +208,8 @@ def files(values: Project) -> dict[str, str]:
         "api_module": f"{package}.api",
         "namespace_keyword": ', namespace="default"',
         "namespace_value": '"default"',
+        "pip_install": origin.pip_install(),
+        "pip_install_note": origin.note(),
     }
     return {path: render(template, fields) if template else "" for path, template in layout.items()}
 
@@ -293,15 +302,23 @@ def init(
         directory=directory,
     )
     _check_directory(directory, force)
-    contents = files(values)
+    origin = pyctrl_origin()
+    contents = files(values, origin)
     contents[PROJECT_FILE] = record(values).to_yaml()
     write(directory, contents)
     regenerate_manifests(directory, values.package)
     click.echo(
         f"Created the {values.name} operator in {directory}: "
         f"{values.kind} ({values.api_group}/{values.version}) in {values.package}/.\n"
-        "Next:\n"
-        f"  cd {directory}\n"
-        "  python -m venv .venv && . .venv/bin/activate && pip install -e '.[dev]'\n"
-        f"  pytest && mypy {values.package} tests"
+        "Next:\n" + "\n".join(f"  {step}" for step in next_steps(directory, values, origin))
     )
+
+
+def next_steps(directory: Path, values: Project, origin: Origin) -> list[str]:
+    """The shell commands that set the new project up and run its checks, as printed."""
+    return [
+        f"cd {shlex.quote(str(directory))}",
+        "python3 -m venv .venv && . .venv/bin/activate",
+        f"{origin.pip_install()}  # {origin.note()}",
+        f"pytest && mypy {values.package} tests",
+    ]
