@@ -13,6 +13,8 @@ answer is right or a deadline passes: controller-runtime's tests use Gomega's
 - `eventually` waits until an async check returns true.
 - `object_eventually` waits until an object exists and satisfies a predicate, and returns
   it; `gone_eventually` waits until it no longer exists.
+- `wait_ready` waits until an object is ready by `pyctrl.status.ready` (kstatus' rules),
+  and fails with the reason it last was not.
 
 Each waiter fails with an `AssertionError` naming what it waited for, so a test's failure
 reads as the expectation that did not come true::
@@ -38,7 +40,7 @@ if TYPE_CHECKING:
     from pyctrl.client import Reader
     from pyctrl.manager import Manager
 
-__all__ = ["eventually", "gone_eventually", "object_eventually", "running"]
+__all__ = ["eventually", "gone_eventually", "object_eventually", "running", "wait_ready"]
 
 _T = TypeVar("_T")
 
@@ -170,3 +172,41 @@ async def gone_eventually(
 
     where = f"{namespace}/{name}" if namespace else name
     await eventually(gone, within=within, message=f"{type_.__name__} {where} being gone")
+
+
+async def wait_ready(
+    reader: Reader,
+    type_: type[_T],
+    name: str,
+    namespace: str | None = None,
+    *,
+    within: float = 15.0,
+) -> _T:
+    """Wait until the object exists and `pyctrl.status.ready` says it is ready; return it.
+
+    Raises:
+        AssertionError: it was not ready in time; the message gives the last reason.
+    """
+    from pyctrl.status import ready
+
+    last: list[Any] = []
+
+    async def is_ready() -> bool:
+        try:
+            obj = await reader.get(type_, name, namespace)
+        except NotFoundError:
+            last[:] = ["not found"]
+            return False
+        readiness = ready(obj)
+        last[:] = [f"{readiness.status}: {readiness.reason}: {readiness.message}", obj]
+        return bool(readiness)
+
+    where = f"{namespace}/{name}" if namespace else name
+    try:
+        await eventually(is_ready, within=within)
+    except AssertionError:
+        why = last[0] if last else "never read"
+        raise AssertionError(
+            f"{type_.__name__} {where} was not ready within {within} s ({why})"
+        ) from None
+    return last[1]  # type: ignore[no-any-return]
