@@ -12,7 +12,15 @@ import pathlib
 import sys
 import time
 
-BENCHMARKS = ["workqueue", "apiserver", "cache", "controllers", "provenance", "sharding"]
+BENCHMARKS = [
+    "workqueue",
+    "apiserver",
+    "cache",
+    "controllers",
+    "provenance",
+    "sharding",
+    "dependents",
+]
 
 
 def main(argv: list[str]) -> int:

@@ -240,7 +240,10 @@ async def test_children_are_applied_in_order_and_the_service_waits_for_the_deplo
     svc = await object_eventually(reader, V1Service, "a", "default")
     applied = [w[1] for w in writes.log if w[0] == "apply"]
     assert applied[applies_before:] == ["Service"]
-    assert svc.metadata.labels == {"pyctrl.io/workflow": "web-operator"}
+    assert svc.metadata.labels == {
+        "pyctrl.io/workflow": "web-operator",
+        "pyctrl.io/primary-uid": web.metadata.uid,
+    }
     [owner] = svc.metadata.owner_references
     assert (owner.kind, owner.name, owner.uid, owner.controller) == (
         "Web",
@@ -285,6 +288,7 @@ async def test_steady_state_makes_no_writes_and_keeps_other_managers_labels(
     deployment_now = await reader.get(V1Deployment, "b", "default")
     assert deployment_now.metadata.labels == {
         "pyctrl.io/workflow": "web-operator",
+        "pyctrl.io/primary-uid": web.metadata.uid,
         "team": "payments",
     }
     # A changed spec is applied again, and the other manager's label still stays.

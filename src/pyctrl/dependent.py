@@ -23,7 +23,8 @@ Each `Workflow.reconcile`:
    object, an apply configuration, or None for "not wanted");
 2. in dependency order, applies each active dependent by server-side apply, forced,
    under the workflow's field manager, labelled ``pyctrl.io/workflow: <name>`` and
-   controlled by the primary (owner reference). A dependent waits (is not applied) until
+   ``pyctrl.io/primary-uid: <the primary's uid>``, and controlled by the primary (owner
+   reference). A dependent waits (is not applied) until
    every dependent it ``depends_on`` is ready by its ``ready`` check (default
    `pyctrl.status.ready`, kstatus' rules); a failing dependent stops only those that
    depend on it;
@@ -70,6 +71,7 @@ from pyctrl.status import Readiness, ready
 
 __all__ = [
     "DESIRED_HASH_ANNOTATION",
+    "PRIMARY_LABEL",
     "WORKFLOW_LABEL",
     "Dependent",
     "DependentResult",
@@ -82,6 +84,9 @@ __all__ = [
 
 WORKFLOW_LABEL = "pyctrl.io/workflow"
 """The label every child of a workflow carries; its value is the workflow's name."""
+
+PRIMARY_LABEL = "pyctrl.io/primary-uid"
+"""The label every child of a workflow carries; its value is the primary's uid."""
 
 DESIRED_HASH_ANNOTATION = "pyctrl.io/desired-hash"
 """A hash of the configuration last applied to a child, to notice what was dropped."""
@@ -433,7 +438,11 @@ class Workflow:
         mapping = await client.mapper.mapping_for(client.scheme.gvk_for(body))
         if mapping.namespaced and not metadata.get("namespace"):
             metadata["namespace"] = accessor(primary).namespace
-        metadata["labels"] = {**(metadata.get("labels") or {}), WORKFLOW_LABEL: self.name}
+        metadata["labels"] = {
+            **(metadata.get("labels") or {}),
+            WORKFLOW_LABEL: self.name,
+            PRIMARY_LABEL: accessor(primary).uid,
+        }
         set_controller_reference(primary, body, scheme=client.scheme)
         annotations = metadata.pop("annotations", None) or {}
         annotations.pop(DESIRED_HASH_ANNOTATION, None)
@@ -459,8 +468,9 @@ class Workflow:
                 dependent.name, Outcome.WAITING, reason="Waiting", message=f"waiting for {waiting}"
             )
         try:
-            operation, child = await self._apply(client, dependent, body)
-            readiness = _readiness(dependent, child)
+            operation, child, data = await self._apply(client, dependent, body)
+            # kstatus' rules read JSON: spare them serialising the child again.
+            readiness = _readiness(dependent, data if dependent.ready is ready else child)
         except Exception as exc:  # reported in its condition, raised after the others ran
             return DependentResult(
                 dependent.name, Outcome.FAILED, reason="ApplyFailed", message=str(exc), error=exc
@@ -477,17 +487,20 @@ class Workflow:
 
     async def _apply(
         self, client: Client, dependent: Dependent[Any], body: dict[str, Any]
-    ) -> tuple[Operation, Any]:
+    ) -> tuple[Operation, Any, dict[str, Any]]:
+        """Apply ``body`` unless the live child has it already; the child, typed and as JSON."""
         metadata = body["metadata"]
         try:
             live = await client.get(dependent.type, metadata["name"], metadata.get("namespace"))
         except NotFoundError:
             live = None
-        if live is not None and _up_to_date(body, client.scheme.to_dict(live), self.field_manager):
-            return Operation.UNCHANGED, live
+        if live is not None:
+            data = client.scheme.to_dict(live)
+            if _up_to_date(body, data, self.field_manager):
+                return Operation.UNCHANGED, live, data
         applied = await client.apply(body, field_manager=self.field_manager, force=True)
         child = client.scheme.from_dict(applied, dependent.type)
-        return (Operation.CREATED if live is None else Operation.UPDATED), child
+        return (Operation.CREATED if live is None else Operation.UPDATED), child, applied
 
     async def _prune(
         self,
@@ -508,12 +521,11 @@ class Workflow:
                 unsure.add(dependent.type)
         uid = accessor(primary).uid
         namespace = accessor(primary).namespace or None
+        selector = {WORKFLOW_LABEL: self.name, PRIMARY_LABEL: uid}
         for type_ in reversed(self.owned_types()):
             if type_ in unsure:
                 continue
-            listed = await client.list(
-                type_, namespace=namespace, labels={WORKFLOW_LABEL: self.name}
-            )
+            listed = await client.list(type_, namespace=namespace, labels=selector)
             for child in listed.items:
                 meta = accessor(child)
                 controlled = any(r.controller and r.uid == uid for r in meta.owner_references)
