@@ -29,7 +29,7 @@ from pyctrl.envtest import Environment
 from pyctrl.errors import NotFoundError
 from pyctrl.manager import Manager, Options
 from pyctrl.meta import Condition, KubeModel, ObjectMeta, find_status_condition
-from pyctrl.resource import CustomResource
+from pyctrl.resource import CustomResource, Unstructured
 from pyctrl.testing import eventually, gone_eventually, object_eventually, running
 
 if TYPE_CHECKING:
@@ -379,6 +379,8 @@ def test_workflows_refuse_cycles_duplicates_and_strangers() -> None:
     lone = Dependent(V1Secret, desired=config_map_for, depends_on=[config])
     with pytest.raises(ValueError, match="Secret depends on Config, which is not in the workflow"):
         Workflow([lone], field_manager="x")
+    with pytest.raises(TypeError, match=r"a typed class .* not Unstructured"):
+        Dependent(Unstructured, desired=config_map_for)
     assert [d.name for d in WORKFLOW.dependents] == ["Config", "Deployment", "Service"]
     assert WORKFLOW.owned_types() == [V1ConfigMap, V1Deployment, V1Service]
 

@@ -38,7 +38,7 @@ async def test_the_examples_run_in_order() -> None:
             code = compile(
                 block, str(DOC), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
             )
-            result = eval(code, namespace)  # noqa: S307 - the page's own examples
+            result = eval(code, namespace)
             if inspect.isawaitable(result):
                 await result
 

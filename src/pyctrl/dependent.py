@@ -66,7 +66,7 @@ from pyctrl.client import (
 from pyctrl.controllerutil import set_controller_reference
 from pyctrl.errors import NotFoundError
 from pyctrl.meta import Condition, remove_status_condition, set_status_condition
-from pyctrl.resource import CustomResource, accessor
+from pyctrl.resource import CustomResource, Unstructured, accessor
 from pyctrl.status import Readiness, ready
 
 __all__ = [
@@ -154,8 +154,11 @@ class Dependent(Generic[T]):
     ) -> None:
         if isinstance(type_, type) and issubclass(type_, ApplyConfiguration):
             type_ = type_.applies_to()
-        if not isinstance(type_, type):
-            raise TypeError(f"Dependent takes a class, not {type(type_).__name__}")
+        if not isinstance(type_, type) or type_ in (Unstructured, dict):
+            raise TypeError(
+                f"Dependent takes a typed class (a CustomResource or a kubernetes-asyncio "
+                f"model), not {getattr(type_, '__name__', type(type_).__name__)}"
+            )
         self.type = type_
         self.desired = desired
         self.name = name or _kind_name(type_)
