@@ -186,6 +186,15 @@ async def make_deployment_ready(client: Client, name: str) -> None:
     await client.status().patch(live, MergePatch({"status": status}))
 
 
+async def served(manager: Manager, name: str) -> Web:
+    """Create a Web, make its Deployment ready, and wait for its Service."""
+    web = await manager.client.create(Web(metadata=ObjectMeta(name=name, namespace="default")))
+    await object_eventually(manager.api_reader, V1Deployment, name, "default")
+    await make_deployment_ready(manager.client, name)
+    await object_eventually(manager.api_reader, V1Service, name, "default")
+    return web
+
+
 async def steady(manager: Manager, reconciler: WebReconciler, web: Web) -> Web:
     """Poke the primary (an annotation: no new generation) and wait for its reconcile."""
     poked = await manager.client.patch(
@@ -272,10 +281,7 @@ async def test_steady_state_makes_no_writes_and_keeps_other_managers_labels(
     """Reconciles of an unchanged primary write nothing; another manager's label survives."""
     manager, writes, reconciler = world
     reader = manager.api_reader
-    await manager.client.create(Web(metadata=ObjectMeta(name="b", namespace="default")))
-    await object_eventually(reader, V1Deployment, "b", "default")
-    await make_deployment_ready(manager.client, "b")
-    await object_eventually(reader, V1Service, "b", "default")
+    await served(manager, "b")
     live = await reader.get(V1Deployment, "b", "default")
     await manager.client.patch(
         live, MergePatch({"metadata": {"labels": {"team": "payments"}}}), field_manager="kubectl"
@@ -307,10 +313,7 @@ async def test_drift_is_put_back_and_a_disabled_dependent_is_pruned(
     """A child edited by someone else is re-applied; spec.expose=false deletes the Service."""
     manager, _, _ = world
     reader = manager.api_reader
-    web = await manager.client.create(Web(metadata=ObjectMeta(name="c", namespace="default")))
-    await object_eventually(reader, V1Deployment, "c", "default")
-    await make_deployment_ready(manager.client, "c")
-    await object_eventually(reader, V1Service, "c", "default")
+    web = await served(manager, "c")
     cm = await reader.get(V1ConfigMap, "c-config", "default")
     await manager.client.patch(cm, MergePatch({"data": {"image": "evil"}}), field_manager="other")
 

@@ -77,22 +77,24 @@ def _failed(reason: str, message: str) -> Readiness:
     return Readiness("Failed", reason, message)
 
 
-def _int(obj: Mapping[str, Any], path: str, default: int) -> int:
+def _at(obj: Mapping[str, Any], path: str) -> Any:
+    """The value at the dotted ``path``, or None."""
     value: Any = obj
     for key in path.split("."):
-        if not isinstance(value, dict) or value.get(key) is None:
-            return default
-        value = value[key]
-    return int(value)
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _int(obj: Mapping[str, Any], path: str, default: int) -> int:
+    value = _at(obj, path)
+    return default if value is None else int(value)
 
 
 def _str(obj: Mapping[str, Any], path: str, default: str = "") -> str:
-    value: Any = obj
-    for key in path.split("."):
-        if not isinstance(value, dict) or value.get(key) is None:
-            return default
-        value = value[key]
-    return str(value)
+    value = _at(obj, path)
+    return default if value is None else str(value)
 
 
 def _conditions(obj: Mapping[str, Any]) -> list[dict[str, Any]]:

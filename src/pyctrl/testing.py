@@ -189,24 +189,18 @@ async def wait_ready(
     """
     from pyctrl.status import ready
 
-    last: list[Any] = []
+    why: list[str] = []
 
-    async def is_ready() -> bool:
-        try:
-            obj = await reader.get(type_, name, namespace)
-        except NotFoundError:
-            last[:] = ["not found"]
-            return False
+    def is_ready(obj: Any) -> bool:
         readiness = ready(obj)
-        last[:] = [f"{readiness.status}: {readiness.reason}: {readiness.message}", obj]
+        why[:] = [f"{readiness.status}: {readiness.reason}: {readiness.message}"]
         return bool(readiness)
 
-    where = f"{namespace}/{name}" if namespace else name
     try:
-        await eventually(is_ready, within=within)
+        return await object_eventually(reader, type_, name, namespace, is_ready, within=within)
     except AssertionError:
-        why = last[0] if last else "never read"
+        where = f"{namespace}/{name}" if namespace else name
+        last = why[0] if why else "never found"
         raise AssertionError(
-            f"{type_.__name__} {where} was not ready within {within} s ({why})"
+            f"{type_.__name__} {where} was not ready within {within} s ({last})"
         ) from None
-    return last[1]  # type: ignore[no-any-return]
