@@ -202,6 +202,33 @@ def test_an_available_deployment_is_ready_in_every_form() -> None:
         ),
         (obj("v1", "Pod", {}, {"phase": "Running", "conditions": [cond("Ready")]}), "Current", ""),
         (obj("v1", "Pod", {}, {"phase": "Pending"}), "InProgress", "PodPending"),
+        (
+            obj(
+                "v1",
+                "Pod",
+                {},
+                {
+                    "phase": "Pending",
+                    "conditions": [cond("PodScheduled", "False", "Unschedulable")],
+                },
+                creationTimestamp="2020-01-01T00:00:00Z",
+            ),
+            "Failed",
+            "PodUnschedulable",
+        ),
+        (
+            obj(
+                "v1",
+                "Pod",
+                {},
+                {
+                    "phase": "Pending",
+                    "conditions": [cond("PodScheduled", "False", "Unschedulable")],
+                },
+            ),
+            "InProgress",
+            "PodNotScheduled",
+        ),
         (obj("v1", "ConfigMap"), "Current", ""),
         (
             obj("v1", "ConfigMap", deletionTimestamp="2026-01-01T00:00:00Z"),

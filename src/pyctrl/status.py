@@ -21,7 +21,8 @@ First the rules every kind shares: an object being deleted is ``Terminating``; o
   current, a job not started in progress;
 - PersistentVolumeClaim: ``Bound``; Service: a ``LoadBalancer`` needs a cluster IP;
 - Pod: ``Succeeded``/``Failed`` phases are done, ``Running`` needs ``Ready``,
-  ``CrashLoopBackOff`` is failed, ``Pending`` is in progress;
+  ``CrashLoopBackOff`` is failed, ``Pending`` is in progress (unschedulable for longer
+  than `SCHEDULE_WINDOW`: failed);
 - ConfigMap, Secret and other kinds without rules: current;
 - custom resources: a ``Ready`` condition decides when there is one (its own
   ``observedGeneration``, when set, must be the object's generation).
@@ -32,6 +33,7 @@ First the rules every kind shares: an object being deleted is ``Terminating``; o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pyctrl.resource import Unstructured
@@ -45,6 +47,9 @@ if TYPE_CHECKING:
 __all__ = ["Readiness", "ready"]
 
 Status = Literal["Current", "InProgress", "Failed", "Terminating"]
+
+SCHEDULE_WINDOW = 15.0
+"""Seconds a Pod may be unschedulable before it is ``Failed`` (kstatus' ``ScheduleWindow``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,9 +315,23 @@ def _pod(obj: Mapping[str, Any]) -> Readiness:  # noqa: PLR0911 - one answer per
             "False",
             "Unschedulable",
         ):
-            return _progress("PodNotScheduled", "Pod has not been scheduled")
+            if _age(obj) < SCHEDULE_WINDOW:
+                return _progress("PodNotScheduled", "Pod has not been scheduled")
+            return _failed("PodUnschedulable", "Pod could not be scheduled")
         return _progress("PodPending", "Pod is in the Pending phase")
     return _progress("PodNotObserved", "Pod phase not available")
+
+
+def _age(obj: Mapping[str, Any]) -> float:
+    """Seconds since ``metadata.creationTimestamp`` (0 when unknown)."""
+    created = _str(obj, "metadata.creationTimestamp")
+    if not created:
+        return 0.0
+    try:
+        when = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    return (datetime.now(UTC) - when).total_seconds()
 
 
 def _custom(obj: Mapping[str, Any]) -> Readiness:
