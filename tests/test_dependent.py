@@ -7,6 +7,7 @@ embedded server runs no Deployment controller: the tests write the Deployment's 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Annotated, Any
 
 import pytest
@@ -394,17 +395,25 @@ async def test_without_a_cache_the_owned_fields_decide_and_a_second_run_writes_n
         [Dependent(V1ConfigMap, desired=config_map_for, name="Config")], field_manager="direct"
     )
     writes = Writes()
+    lists: list[str] = []
+
+    async def list_(client: Client, type_: type[Any], **kwargs: Any) -> Any:
+        lists.append(type_.__name__)
+        return await client.list(type_, **kwargs)
+
     async with Environment(crds=[crd_for(Web)]) as env, Client.from_config(env.config) as plain:
-        client = InterceptorClient(plain, writes.funcs())
+        client = InterceptorClient(plain, dataclasses.replace(writes.funcs(), list=list_))
         web = await plain.create(Web(metadata=ObjectMeta(name="e", namespace="default")))
         first = await workflow.reconcile(client, web)
         assert first["Config"].operation == "created"
         assert [w[0] for w in writes.log] == ["apply", "status.patch"]
+        assert lists == ["V1ConfigMap"]  # looking for children to prune
         web = await plain.get(Web, "e", "default")
         writes.log.clear()
         second = await workflow.reconcile(client, web)
         assert second["Config"].operation == "unchanged"
         assert writes.log == []
+        assert lists == ["V1ConfigMap"]  # the same children wanted: no list again
         web.spec.image = "httpd"
         third = await workflow.reconcile(client, web)
         assert third["Config"].operation == "updated"

@@ -29,7 +29,10 @@ Each `Workflow.reconcile`:
    `pyctrl.status.ready`, kstatus' rules); a failing dependent stops only those that
    depend on it;
 3. deletes (prunes) the children the workflow labelled and the primary controls that
-   no active dependent wants any more;
+   no active dependent wants any more. Finding them takes a list per child type; it is
+   skipped when the children wanted are those the last complete pruning of this primary
+   left (remembered in memory for the last `PRUNE_MEMORY` primaries), as nothing but
+   the workflow labels children for it;
 4. writes a ``<Name>Ready`` condition per active dependent and an aggregate ``Ready``
    condition, each with the primary's ``observedGeneration``, to the primary's
    ``status.conditions`` (when they changed);
@@ -49,6 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -72,6 +76,7 @@ from pyctrl.status import Readiness, ready
 __all__ = [
     "DESIRED_HASH_ANNOTATION",
     "PRIMARY_LABEL",
+    "PRUNE_MEMORY",
     "WORKFLOW_LABEL",
     "Dependent",
     "DependentResult",
@@ -87,6 +92,9 @@ WORKFLOW_LABEL = "pyctrl.io/workflow"
 
 PRIMARY_LABEL = "pyctrl.io/primary-uid"
 """The label every child of a workflow carries; its value is the primary's uid."""
+
+PRUNE_MEMORY = 4096
+"""How many primaries a workflow remembers the last pruning of (see `Workflow`)."""
 
 DESIRED_HASH_ANNOTATION = "pyctrl.io/desired-hash"
 """A hash of the configuration last applied to a child, to notice what was dropped."""
@@ -365,6 +373,8 @@ class Workflow:
         self.field_manager = field_manager
         self.name = name or field_manager
         self.conditions = conditions
+        # Per primary uid, the children the last complete pruning left (most recent last).
+        self._pruned: OrderedDict[str, frozenset[tuple[Any, ...]]] = OrderedDict()
 
     def owned_types(self) -> list[type[Any]]:
         """The dependents' types, each once, in dependency order (what ``owns()`` needs)."""
@@ -523,6 +533,10 @@ class Workflow:
             elif result.dependents[dependent.name].outcome is Outcome.FAILED:
                 unsure.add(dependent.type)
         uid = accessor(primary).uid
+        wanted_now = frozenset((t, *key) for t, keys in keep.items() for key in keys)
+        if not unsure and self._pruned.get(uid) == wanted_now:
+            self._pruned.move_to_end(uid)
+            return  # pruned for exactly these children already: nothing can have strayed
         namespace = accessor(primary).namespace or None
         selector = {WORKFLOW_LABEL: self.name, PRIMARY_LABEL: uid}
         for type_ in reversed(self.owned_types()):
@@ -538,6 +552,10 @@ class Workflow:
                     except NotFoundError:
                         continue
                     result.pruned.append((_kind_name(type_), meta.name))
+        if not unsure:
+            self._pruned[uid] = wanted_now
+            if len(self._pruned) > PRUNE_MEMORY:
+                self._pruned.popitem(last=False)
 
     async def _write_status(self, client: Client, primary: Any, result: WorkflowResult) -> None:
         data = client.scheme.to_dict(primary)
