@@ -346,15 +346,19 @@ async def test_a_failing_dependent_stops_only_what_depends_on_it() -> None:
         return V1Secret(metadata=V1ObjectMeta(name="s"), string_data={"k": "v"})
 
     failing = Dependent(V1ConfigMap, desired=broken, name="Broken")
+    mistyped = Dependent(V1Secret, desired=config_map_for, name="Mistyped")
     after = Dependent(V1Secret, desired=secret_for, depends_on=[failing])
     fine = Dependent(V1ConfigMap, desired=config_map_for, name="Config", ready=None)
-    workflow = Workflow([failing, after, fine], field_manager="mixed")
+    workflow = Workflow([failing, after, fine, mistyped], field_manager="mixed")
     async with Environment(crds=[crd_for(Web)]) as env, Client.from_config(env.config) as client:
         web = await client.create(Web(metadata=ObjectMeta(name="d", namespace="default")))
         with pytest.raises(WorkflowError) as caught:
             await workflow.reconcile(client, web)
         result = caught.value.result
-        assert [str(e) for e in caught.value.exceptions] == ["no such template"]
+        assert [str(e) for e in caught.value.exceptions] == [
+            "no such template",
+            "Mistyped is a v1, Kind=Secret, but desired gave a v1, Kind=ConfigMap",
+        ]
         assert (result["Broken"].outcome, result["Broken"].reason) == (
             Outcome.FAILED,
             "DesiredFailed",

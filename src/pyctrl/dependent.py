@@ -434,7 +434,11 @@ class Workflow:
             wanted = await _call(dependent.desired, primary)
             if wanted is None:
                 return DependentResult(dependent.name, Outcome.INACTIVE)
-            return await self._body(client, primary, wanted)
+            body = await self._body(client, primary, wanted)
+            kind, expected = client.scheme.gvk_for(body), client.scheme.gvk_for(dependent.type)
+            if kind != expected:
+                raise TypeError(f"{dependent.name} is a {expected}, but desired gave a {kind}")
+            return body
         except Exception as exc:  # reported in its condition, raised after the others ran
             return DependentResult(
                 dependent.name, Outcome.FAILED, reason="DesiredFailed", message=str(exc), error=exc
