@@ -15,7 +15,9 @@ reports in ``status`` whether the service is available and where it answers. It 
 operator-sdk tutorial operator of the same name, written with pyctrl:
 
 - `examples.mysrv.api`: the types, the single source of the CRD;
-- `examples.mysrv.controller`: the reconciler;
+- `examples.mysrv.controller`: the reconciler, its Deployment and Service declared as a
+  `pyctrl.dependent.Workflow`; `examples.mysrv.handwritten` the same children written
+  by hand;
 - `examples.mysrv.webhooks`: defaulting and validating webhooks, and a Pod sidecar
   injector (a webhook on a built-in kind);
 - `examples.mysrv.dns`: the simulated DNS provider the finalizer cleans up.
@@ -31,11 +33,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from kubernetes_asyncio.client import V1Deployment, V1Pod, V1Service
+from kubernetes_asyncio.client import V1Pod
 
 from examples.mysrv.api import MySrv
-from examples.mysrv.controller import MySrvReconciler
+from examples.mysrv.controller import WORKFLOW, MySrvReconciler
 from examples.mysrv.dns import DNSProvider, zone_from_environment
+from examples.mysrv.handwritten import HandwrittenMySrvReconciler
 from examples.mysrv.webhooks import (
     SIDECAR_OPTIONS,
     MySrvDefaulter,
@@ -58,20 +61,26 @@ def _webhooks_enabled() -> bool:
     return os.environ.get("ENABLE_WEBHOOKS", "true").strip().lower() != "false"
 
 
-def make_operator(*, dns: DNSProvider | None = None, webhooks: bool | None = None) -> Operator:
+def make_operator(
+    *, dns: DNSProvider | None = None, webhooks: bool | None = None, handwritten: bool = False
+) -> Operator:
     """Build the MySrv operator.
 
     Args:
         dns: The external DNS zone (default: `examples.mysrv.dns.zone_from_environment`,
             created when the manager is set up).
         webhooks: Register the webhooks (default: unless ``ENABLE_WEBHOOKS=false``).
+        handwritten: Manage the Deployment and the Service with the hand-written
+            ``create_or_update`` form (`examples.mysrv.handwritten`) instead of the
+            workflow.
 
     Returns:
         The operator: run it with ``main()``, generate its manifests with ``manifests()``.
     """
 
     async def setup(manager: Manager) -> None:
-        reconciler = MySrvReconciler(
+        form = HandwrittenMySrvReconciler if handwritten else MySrvReconciler
+        reconciler = form(
             manager.client,
             manager.get_event_recorder_for(CONTROLLER_NAME),
             dns if dns is not None else zone_from_environment(),
@@ -79,8 +88,7 @@ def make_operator(*, dns: DNSProvider | None = None, webhooks: bool | None = Non
         (
             controller_managed_by(manager)
             .for_(MySrv)
-            .owns(V1Deployment)
-            .owns(V1Service)
+            .dependents(WORKFLOW)
             .named(CONTROLLER_NAME)
             .complete(reconciler)
         )

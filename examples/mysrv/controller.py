@@ -19,11 +19,19 @@ Deployment and Service. What the controller decides is also told as Events
 
 Every step is idempotent and computed from what is, never from what the last reconcile
 did, so a reconcile can be repeated, interrupted or skipped without harm.
+
+The Deployment and the Service are `pyctrl.dependent.Dependent` resources of one
+`pyctrl.dependent.Workflow` (`WORKFLOW`): their desired state is declared by
+`deployment_for` and `service_for`, and the workflow applies them by server-side apply
+as ``mysrv-operator``, writes nothing when they already match, and adds their readiness
+(``DeploymentReady``, ``ServiceReady``, ``Ready``) to the MySrv's conditions.
+`examples.mysrv.handwritten` is the same operator with the children written by hand
+(``create_or_update``), as before pyctrl had workflows.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubernetes_asyncio.client import (
     V1Container,
@@ -44,19 +52,12 @@ from kubernetes_asyncio.client import (
 from examples.mysrv.api import AVAILABLE, DNS_REGISTERED, FINALIZER, MySrv, MySrvStatus
 from examples.mysrv.webhooks import message, spec_errors
 from pyctrl.client import MergePatch
-from pyctrl.controllerutil import (
-    OperationResult,
-    create_or_update,
-    patch_add_finalizer,
-    patch_remove_finalizer,
-    set_controller_reference,
-)
+from pyctrl.controllerutil import patch_add_finalizer, patch_remove_finalizer
+from pyctrl.dependent import Dependent, Workflow, WorkflowError
 from pyctrl.log import get_logger
 from pyctrl.meta import Condition, find_status_condition, set_status_condition
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from examples.mysrv.dns import DNSProvider
     from pyctrl.client import Client
     from pyctrl.recorder import EventRecorder
@@ -65,10 +66,13 @@ __all__ = [
     "APP_CONTAINER",
     "APP_IMAGE",
     "MANAGED_BY",
+    "WORKFLOW",
     "ZONE",
     "MySrvReconciler",
+    "deployment_for",
     "dns_name",
     "selector_labels",
+    "service_for",
     "service_url",
 ]
 
@@ -149,8 +153,7 @@ class MySrvReconciler:
             self.recorder.event(obj, "Warning", "InvalidSpec", message(errors))
             return
         obj = await patch_add_finalizer(self.client, obj, FINALIZER)
-        deployment = await self._ensure(obj, _deployment_for(obj), _mutate_deployment(obj))
-        await self._ensure(obj, _service_for(obj), _mutate_service(obj))
+        deployment = await self.apply_children(obj, status)
         status.url = service_url(obj)
         await self._register_dns(obj, status)
         observed = deployment.status
@@ -164,15 +167,27 @@ class MySrvReconciler:
             condition = _condition(obj, AVAILABLE, False, "ReplicasUnavailable", summary)
         set_status_condition(status.conditions, condition)
 
-    async def _ensure(self, owner: MySrv, obj: Any, mutate: Callable[[Any], None]) -> Any:
-        result, live = await create_or_update(self.client, obj, mutate)
-        if result is not OperationResult.UNCHANGED:
-            kind = type(obj).__name__.removeprefix("V1")
-            verb = result.value.capitalize()
-            where = f"{owner.metadata.namespace}/{owner.metadata.name}"
-            self.recorder.event(owner, "Normal", verb, f"{verb} {kind} {where}")
-            _log.info("owned object written", kind=kind, result=result.value)
-        return live
+    async def apply_children(self, obj: MySrv, status: MySrvStatus) -> V1Deployment:
+        """Apply the Deployment and the Service; return the Deployment as it now is."""
+        try:
+            result = await WORKFLOW.reconcile(self.client, obj, write_status=False)
+        except WorkflowError as exc:
+            exc.result.set_conditions(status.conditions)
+            raise
+        result.set_conditions(status.conditions)
+        for child in ("Deployment", "Service"):
+            self.tell_written(obj, child, result[child].operation.value)
+        deployment: V1Deployment = result["Deployment"].object
+        return deployment
+
+    def tell_written(self, owner: MySrv, kind: str, operation: str) -> None:
+        """Record an Event (and a log line) for a child that was created or updated."""
+        if operation not in ("created", "updated"):
+            return
+        verb = operation.capitalize()
+        where = f"{owner.metadata.namespace}/{owner.metadata.name}"
+        self.recorder.event(owner, "Normal", verb, f"{verb} {kind} {where}")
+        _log.info("owned object written", kind=kind, result=operation)
 
     async def _register_dns(self, obj: MySrv, status: MySrvStatus) -> None:
         name, target = dns_name(obj), _service_host(obj)
@@ -235,73 +250,53 @@ def _condition(obj: MySrv, type_: str, true: bool, reason: str, text: str) -> Co
     )
 
 
-def _deployment_for(mysrv: MySrv) -> V1Deployment:
-    return V1Deployment(
-        metadata=V1ObjectMeta(name=mysrv.metadata.name, namespace=mysrv.metadata.namespace),
-        spec=V1DeploymentSpec(
-            selector=V1LabelSelector(match_labels=selector_labels(mysrv)),
-            template=V1PodTemplateSpec(
-                metadata=V1ObjectMeta(),
-                spec=V1PodSpec(containers=[V1Container(name=APP_CONTAINER)]),
-            ),
-        ),
-    )
+def _labels(mysrv: MySrv) -> dict[str, str]:
+    return {**selector_labels(mysrv), "app.kubernetes.io/managed-by": MANAGED_BY}
 
 
-def _service_for(mysrv: MySrv) -> V1Service:
-    return V1Service(
-        metadata=V1ObjectMeta(name=mysrv.metadata.name, namespace=mysrv.metadata.namespace),
-        spec=V1ServiceSpec(),
-    )
-
-
-def _labels(mysrv: MySrv, current: dict[str, str] | None) -> dict[str, str]:
-    # Other people's labels stay; ours are put back if they were changed.
-    return {**(current or {}), **selector_labels(mysrv), "app.kubernetes.io/managed-by": MANAGED_BY}
-
-
-def _mutate_deployment(mysrv: MySrv) -> Callable[[V1Deployment], None]:
+def deployment_for(mysrv: MySrv) -> V1Deployment:
+    """The Deployment a MySrv wants: only the fields this operator manages."""
     port = mysrv.spec.effective_port()
-
-    def mutate(deployment: V1Deployment) -> None:
-        set_controller_reference(mysrv, deployment)
-        deployment.metadata.labels = _labels(mysrv, deployment.metadata.labels)
-        spec = deployment.spec
-        spec.replicas = 1
-        template = spec.template
-        template.metadata = template.metadata or V1ObjectMeta()
-        template.metadata.labels = _labels(mysrv, template.metadata.labels)
-        containers = template.spec.containers
-        container = next((c for c in containers if c.name == APP_CONTAINER), None)
-        if container is None:
-            container = V1Container(name=APP_CONTAINER)
-            containers.insert(0, container)
-        # Only the fields this controller owns: the API server's defaults for the rest
-        # stay as they are, so an unchanged MySrv causes no write.
-        container.image = APP_IMAGE
-        container.args = ["netexec", f"--http-port={port}"]
-        container.ports = [V1ContainerPort(name="http", container_port=port, protocol="TCP")]
-        container.readiness_probe = V1Probe(
+    container = V1Container(
+        name=APP_CONTAINER,
+        image=APP_IMAGE,
+        args=["netexec", f"--http-port={port}"],
+        ports=[V1ContainerPort(name="http", container_port=port, protocol="TCP")],
+        readiness_probe=V1Probe(
             http_get=V1HTTPGetAction(path="/", port=port, scheme="HTTP"),
             period_seconds=10,
             timeout_seconds=1,
             success_threshold=1,
             failure_threshold=3,
-        )
+        ),
+    )
+    return V1Deployment(
+        metadata=V1ObjectMeta(name=mysrv.metadata.name, labels=_labels(mysrv)),
+        spec=V1DeploymentSpec(
+            replicas=1,
+            selector=V1LabelSelector(match_labels=selector_labels(mysrv)),
+            template=V1PodTemplateSpec(
+                metadata=V1ObjectMeta(labels=_labels(mysrv)),
+                spec=V1PodSpec(containers=[container]),
+            ),
+        ),
+    )
 
-    return mutate
 
-
-def _mutate_service(mysrv: MySrv) -> Callable[[V1Service], None]:
+def service_for(mysrv: MySrv) -> V1Service:
+    """The Service a MySrv wants, in front of its pods."""
     port = mysrv.spec.effective_port()
+    return V1Service(
+        metadata=V1ObjectMeta(name=mysrv.metadata.name, labels=_labels(mysrv)),
+        spec=V1ServiceSpec(
+            type="ClusterIP",
+            selector=selector_labels(mysrv),
+            ports=[V1ServicePort(name="http", port=port, target_port=port, protocol="TCP")],
+        ),
+    )
 
-    def mutate(service: V1Service) -> None:
-        set_controller_reference(mysrv, service)
-        service.metadata.labels = _labels(mysrv, service.metadata.labels)
-        service.spec.type = "ClusterIP"
-        service.spec.selector = selector_labels(mysrv)
-        service.spec.ports = [
-            V1ServicePort(name="http", port=port, target_port=port, protocol="TCP")
-        ]
 
-    return mutate
+_deployment = Dependent(V1Deployment, desired=deployment_for)
+_service = Dependent(V1Service, desired=service_for)
+WORKFLOW = Workflow([_deployment, _service], field_manager=MANAGED_BY)
+"""The MySrv's children: its Deployment and its Service, applied as ``mysrv-operator``."""

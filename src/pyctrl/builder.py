@@ -5,7 +5,7 @@ This is controller-runtime's ``pkg/builder``::
     controller_managed_by(manager)
         .for_(MySrv)                                  # reconcile MySrv objects
         .owns(V1Deployment)                           # ...and their owners when these change
-        .owns(V1Service)
+        .owns(V1Service)                             # or .dependents(workflow)
         .watches(V1ConfigMap, EnqueueRequestsFromMapFunc(mysrvs_using_configmap))
         .with_event_filter(GenerationChanged())       # applies to every watch
         .with_options(Options(max_concurrent_reconciles=4))
@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from pyctrl.clock import Clock
     from pyctrl.cluster import Cluster
     from pyctrl.daemon import Daemon, DaemonFunc
+    from pyctrl.dependent import Workflow
     from pyctrl.manager import Manager
     from pyctrl.meta import GroupVersionKind
     from pyctrl.predicate import Predicate
@@ -199,6 +200,12 @@ class Builder(Generic[T]):
             raise ValueError("call for_() before owns()")
         handler = EnqueueRequestForOwner(self._for.type_, only_controller=True)
         self._watches.append(_Watch(type_, None, handler, predicates, metadata_only))
+        return self
+
+    def dependents(self, workflow: Workflow) -> Self:
+        """Own every type the workflow's dependents create (`pyctrl.dependent.Workflow`)."""
+        for type_ in workflow.owned_types():
+            self.owns(type_)
         return self
 
     def watches(self, type_: type[Any], handler: EventHandler, *predicates: Predicate) -> Self:

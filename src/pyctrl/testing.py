@@ -15,6 +15,9 @@ answer is right or a deadline passes: controller-runtime's tests use Gomega's
   it; `gone_eventually` waits until it no longer exists. Both read from a reader, or
   from a `pyctrl.cluster.Cluster`'s API server, or from a manager's cluster named by
   ``cluster=`` ("" the local one) for multi-cluster operators.
+  it; `gone_eventually` waits until it no longer exists.
+- `wait_ready` waits until an object is ready by `pyctrl.status.ready` (kstatus' rules),
+  and fails with the reason it last was not.
 
 Each waiter fails with an `AssertionError` naming what it waited for, so a test's failure
 reads as the expectation that did not come true::
@@ -41,7 +44,7 @@ if TYPE_CHECKING:
     from pyctrl.cluster import Cluster
     from pyctrl.manager import Manager
 
-__all__ = ["eventually", "gone_eventually", "object_eventually", "running"]
+__all__ = ["eventually", "gone_eventually", "object_eventually", "running", "wait_ready"]
 
 _T = TypeVar("_T")
 
@@ -195,3 +198,35 @@ async def gone_eventually(
 
     where = f"{namespace}/{name}" if namespace else name
     await eventually(gone, within=within, message=f"{type_.__name__} {where} being gone")
+
+
+async def wait_ready(
+    reader: Reader,
+    type_: type[_T],
+    name: str,
+    namespace: str | None = None,
+    *,
+    within: float = 15.0,
+) -> _T:
+    """Wait until the object exists and `pyctrl.status.ready` says it is ready; return it.
+
+    Raises:
+        AssertionError: it was not ready in time; the message gives the last reason.
+    """
+    from pyctrl.status import ready
+
+    why: list[str] = []
+
+    def is_ready(obj: Any) -> bool:
+        readiness = ready(obj)
+        why[:] = [f"{readiness.status}: {readiness.reason}: {readiness.message}"]
+        return bool(readiness)
+
+    try:
+        return await object_eventually(reader, type_, name, namespace, is_ready, within=within)
+    except AssertionError:
+        where = f"{namespace}/{name}" if namespace else name
+        last = why[0] if why else "never found"
+        raise AssertionError(
+            f"{type_.__name__} {where} was not ready within {within} s ({last})"
+        ) from None

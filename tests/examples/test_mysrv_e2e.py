@@ -40,9 +40,14 @@ def zone() -> DNSZone:
     return DNSZone()
 
 
-@pytest.fixture
-async def operator(env: Environment, zone: DNSZone) -> AsyncIterator[Manager]:
-    async with operator_running(make_operator(dns=zone, webhooks=False), env) as manager:
+@pytest.fixture(params=["workflow", "handwritten"])
+async def operator(
+    env: Environment, zone: DNSZone, request: pytest.FixtureRequest
+) -> AsyncIterator[Manager]:
+    """The operator, with its children as a workflow or written by hand: same behaviour."""
+    handwritten = request.param == "handwritten"
+    operator = make_operator(dns=zone, webhooks=False, handwritten=handwritten)
+    async with operator_running(operator, env) as manager:
         yield manager
 
 

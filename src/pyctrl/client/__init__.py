@@ -24,7 +24,10 @@ The verbs::
 Every object returned is new, never the one passed in. Patches are built with
 `MergeFrom` (a JSON merge patch, optionally with an optimistic lock), `JSONPatch`
 (RFC 6902, with ``test`` operations), `StrategicMergeFrom` (built-in kinds only),
-`MergePatch`, `RawPatch` and `Apply` (server-side apply). Failures raise the
+`MergePatch`, `RawPatch` and `Apply` (server-side apply). `apply_config_for(T)` gives
+the all-optional *apply configuration* of a type, to apply a partial object, and
+`extract(obj, manager)` the fields a field manager owns (client-go's ``Extract*``).
+Failures raise the
 `pyctrl.errors` types (``NotFoundError``, ``ConflictError``...); `NoKindMatchError` when
 the server does not serve a kind; `PatchError` for a patch that cannot be built.
 
@@ -45,6 +48,7 @@ reads from the API server.
 
 from __future__ import annotations
 
+from pyctrl.client._applyconfig import ApplyConfiguration, apply_config_for, extract, owned_fields
 from pyctrl.client._client import Client, Preconditions, PropagationPolicy, SubResourceClient
 from pyctrl.client._errors import NoKindMatchError, NoMatchError, NoResourceMatchError, PatchError
 from pyctrl.client._interceptor import InterceptorClient, InterceptorFuncs
@@ -74,6 +78,7 @@ __all__ = [
     "MERGE_PATCH",
     "STRATEGIC_MERGE_PATCH",
     "Apply",
+    "ApplyConfiguration",
     "Client",
     "InterceptorClient",
     "InterceptorFuncs",
@@ -99,6 +104,9 @@ __all__ = [
     "StrategicMergeFrom",
     "SubResourceClient",
     "WriteObserver",
+    "apply_config_for",
     "apply_configuration",
+    "extract",
     "json_pointer",
+    "owned_fields",
 ]

@@ -360,7 +360,9 @@ class _API:
         )
         if body is None and not dry_run:
             self.observe(gvk, data)
-        return self.decode(data, type(target), gvk if body is None else None)
+        # An apply configuration answers with the full object, of the type it configures.
+        result_type = getattr(type(target), "__apply_for__", type(target))
+        return self.decode(data, result_type, gvk if body is None else None)
 
     # reads --------------------------------------------------------------------------------
 
