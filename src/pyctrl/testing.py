@@ -15,7 +15,6 @@ answer is right or a deadline passes: controller-runtime's tests use Gomega's
   it; `gone_eventually` waits until it no longer exists. Both read from a reader, or
   from a `pyctrl.cluster.Cluster`'s API server, or from a manager's cluster named by
   ``cluster=`` ("" the local one) for multi-cluster operators.
-  it; `gone_eventually` waits until it no longer exists.
 - `wait_ready` waits until an object is ready by `pyctrl.status.ready` (kstatus' rules),
   and fails with the reason it last was not.
 
