@@ -212,3 +212,46 @@ async def test_stop_is_bounded_with_open_watch() -> None:
                 await _read_to_end(resp)
     finally:
         await env.stop()
+
+
+@pytest.mark.embedded_only
+async def test_faults_reach_token_and_access_reviews(env: Environment, kube: Kube) -> None:
+    """TokenReview and SubjectAccessReview meet injected failures, by resource or by verb."""
+    review = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenReview",
+        "spec": {"token": "nope"},
+    }
+    access = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {"user": "bob", "nonResourceAttributes": {"path": "/metrics", "verb": "get"}},
+    }
+    env.faults.fail_next(1, resource="tokenreviews", code=503)
+    env.faults.fail_next(1, verb="create", resource="subjectaccessreviews.authorization.k8s.io")
+    token_path = "/apis/authentication.k8s.io/v1/tokenreviews"
+    access_path = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+    status, body, _ = await kube.post(token_path, review)
+    assert (status, body["reason"]) == (503, "ServiceUnavailable")
+    status, body, _ = await kube.post(access_path, access)
+    assert (status, body["reason"]) == (500, "InternalError")
+    assert (await kube.post(token_path, review))[0] == 201
+    assert (await kube.post(access_path, access))[0] == 201
+
+
+@pytest.mark.embedded_only
+@pytest.mark.needs_builtin_kinds
+async def test_faults_without_a_filter_reach_discovery_and_version(
+    env: Environment, kube: Kube
+) -> None:
+    """An unfiltered failure reaches every request: discovery, OpenAPI and /version too."""
+    env.faults.fail_next(4)
+    for path in ("/version", "/api", "/apis", "/openapi/v2"):
+        status, body, _ = await kube.get(path)
+        assert (status, body["reason"]) == (500, "InternalError"), path
+    status, body, _ = await kube.get("/version")
+    assert status == 200
+    assert "gitVersion" in body
+    env.faults.fail_next(1, resource="configmaps")
+    # A resource filter never matches a request for no resource.
+    assert (await kube.get("/api"))[0] == 200

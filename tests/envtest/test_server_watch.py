@@ -13,6 +13,7 @@ from kubernetes_asyncio import client as k8s
 from pyctrl.envtest import Environment
 from pyctrl.envtest.endpoints.server import APIServer
 from pyctrl.envtest.registry.generic import WriteOptions
+from pyctrl.testing import eventually
 from tests.envtest.conftest import Kube, server_config
 
 if TYPE_CHECKING:
@@ -337,3 +338,20 @@ async def test_watch_timeout_closes_the_stream(kube: Kube, ns: str) -> None:
     """timeoutSeconds ends the stream cleanly."""
     async with watch(kube, f"/api/v1/namespaces/{ns}/configmaps", timeoutSeconds="1") as stream:
         assert await stream.ended(within=5)
+
+
+@pytest.mark.embedded_only
+async def test_closing_the_connection_ends_the_watch_at_once(
+    env: Environment, kube: Kube, ns: str
+) -> None:
+    """A watch whose client closes the connection is unregistered without waiting for an event."""
+    assert env.server is not None
+    hub = env.server.hub
+
+    async def open_watches(n: int) -> bool:
+        return hub.count() == n
+
+    async with kube.stream(f"/api/v1/namespaces/{ns}/configmaps"):
+        await eventually(lambda: open_watches(1), within=5)
+    # No event of the kind follows: only the closed connection can end the watch.
+    await eventually(lambda: open_watches(0), within=2)

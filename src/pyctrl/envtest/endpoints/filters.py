@@ -36,12 +36,24 @@ if TYPE_CHECKING:
     from pyctrl.envtest.endpoints.request import Target
     from pyctrl.envtest.faults import Faults
 
-__all__ = ["PUBLIC_PATHS", "authentication", "inject_faults", "recovered"]
+__all__ = [
+    "API_ROUTE",
+    "PUBLIC_PATHS",
+    "authentication",
+    "inject_faults",
+    "non_resource_faults",
+    "recovered",
+    "resource_names",
+]
 
 logger = logging.getLogger("pyctrl.envtest.server")
 
 PUBLIC_PATHS = frozenset({"/healthz", "/livez", "/readyz", "/version"})
 """Paths served without authentication (kube-apiserver allows them to anyone)."""
+
+
+API_ROUTE = "api"
+"""The name of the route serving resources; its requests meet faults once routed."""
 
 
 def _public(path: str) -> bool:
@@ -93,17 +105,46 @@ async def recovered(request: web.Request, handler: Handler) -> web.StreamRespons
     return response
 
 
-async def inject_faults(faults: Faults, verb: str, target: Target) -> None:
-    """Delay or fail the request as the active faults say for its verb and resource."""
-    if not faults.active:
-        return
+def resource_names(target: Target) -> tuple[str, ...]:
+    """The names a fault's resource filter matches for a request of ``target``."""
     rt = target.rt
     names: tuple[str, ...] = (rt.plural, rt.qualified)
     if target.subresource:
         names = (*names, f"{rt.plural}/{target.subresource}")
+    return names
+
+
+async def inject_faults(faults: Faults, verb: str, names: tuple[str, ...]) -> None:
+    """Delay or fail the request as the active faults say for its verb and resource names.
+
+    A request for no resource (discovery, OpenAPI, ``/version``, health) has no names: only
+    faults without a resource filter reach it.
+    """
+    if not faults.active:
+        return
     delay = faults.latency_for(verb, names)
     if delay > 0:
         await asyncio.sleep(delay)
     failure = faults.failure_for(verb, names)
     if failure is not None:
         raise failure
+
+
+def non_resource_faults(faults: Faults) -> Middleware:
+    """The middleware injecting faults into the requests no resource route serves.
+
+    Discovery, OpenAPI, ``/version`` and health answers are served by routes of their
+    own; a fault without a resource filter reaches them too, so a test can make the whole
+    server unreachable. Resource requests meet their faults once routed (`inject_faults`).
+    """
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if faults.active and request.match_info.route.name != API_ROUTE:
+            try:
+                await inject_faults(faults, request.method.lower(), ())
+            except StatusError as exc:
+                return status_response(exc)
+        return await handler(request)
+
+    return middleware

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pyctrl.envtest.apimachinery.errors import StatusError, method_not_allowed, unknown_resource
-from pyctrl.envtest.endpoints.filters import inject_faults
+from pyctrl.envtest.endpoints.filters import inject_faults, resource_names
 from pyctrl.envtest.endpoints.handlers.create import (
     create_eviction,
     create_resource,
@@ -38,10 +38,20 @@ if TYPE_CHECKING:
 __all__ = ["builtin_group", "claimed", "dispatch", "go_restful_route", "route", "verb"]
 
 _REVIEWS = {
-    "/apis/authentication.k8s.io/v1/tokenreviews": "TokenReview",
-    "/apis/authorization.k8s.io/v1/subjectaccessreviews": "SubjectAccessReview",
-    "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews": "SelfSubjectAccessReview",
+    "/apis/authentication.k8s.io/v1/tokenreviews": (
+        "TokenReview",
+        ("tokenreviews", "tokenreviews.authentication.k8s.io"),
+    ),
+    "/apis/authorization.k8s.io/v1/subjectaccessreviews": (
+        "SubjectAccessReview",
+        ("subjectaccessreviews", "subjectaccessreviews.authorization.k8s.io"),
+    ),
+    "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews": (
+        "SelfSubjectAccessReview",
+        ("selfsubjectaccessreviews", "selfsubjectaccessreviews.authorization.k8s.io"),
+    ),
 }
+"""The review kinds, answered and never stored, and the names faults match them by."""
 _MEDIA_TYPES = (JSON, YAML, PROTOBUF)
 _STREAM_MEDIA_TYPES = (f"{JSON};stream=watch", f"{PROTOBUF};stream=watch")
 _REVIEW_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
@@ -170,11 +180,13 @@ async def _special(scope: Scope, request: web.Request, target: Target) -> web.Re
     if target.subresource == "eviction" and rt.storage_key == ("", "pods"):
         if request.method != "POST":
             raise method_not_allowed()
+        await inject_faults(scope.faults, "create", resource_names(target))
         return await create_eviction(scope, request, target)
     if target.subresource == "token" and rt.plural == "serviceaccounts":
         if request.method != "POST":
             raise method_not_allowed()
         assert target.name is not None
+        await inject_faults(scope.faults, "create", resource_names(target))
         return await create_token_request(scope, request, target.namespace or "", target.name)
     return None
 
@@ -185,7 +197,9 @@ async def dispatch(scope: Scope, request: web.Request) -> web.StreamResponse:
     if review is not None:
         if request.method != "POST":
             raise method_not_allowed()
-        return await create_review(scope, request, review)
+        kind, names = review
+        await inject_faults(scope.faults, "create", names)
+        return await create_review(scope, request, kind)
     target = route(scope.registry, request.path)
     if target is None:
         if claimed(scope.registry, request.path):
@@ -204,7 +218,7 @@ async def dispatch(scope: Scope, request: web.Request) -> web.StreamResponse:
         raise method_not_allowed()
     if not rt.crd_name:
         go_restful_route(request, name)
-    await inject_faults(scope.faults, name, target)
+    await inject_faults(scope.faults, name, resource_names(target))
     return await _serve(scope, request, target, name)
 
 

@@ -40,7 +40,12 @@ from pyctrl.envtest.authentication import Authenticator
 from pyctrl.envtest.authorization import BOOTSTRAP_POLICY, Authorizer
 from pyctrl.envtest.controllers.crd import CRDController
 from pyctrl.envtest.controllers.garbagecollector import Controllers
-from pyctrl.envtest.endpoints.filters import authentication, recovered
+from pyctrl.envtest.endpoints.filters import (
+    API_ROUTE,
+    authentication,
+    non_resource_faults,
+    recovered,
+)
 from pyctrl.envtest.endpoints.handlers.rest import MAX_BODY
 from pyctrl.envtest.endpoints.installer import dispatch
 from pyctrl.envtest.faults import Faults
@@ -153,15 +158,23 @@ class APIServer:
     async def _start_http(self, port: int) -> None:
         app = web.Application(
             client_max_size=MAX_BODY + 1024,
-            middlewares=[authentication(self.authn, self.authz)],
+            middlewares=[authentication(self.authn, self.authz), non_resource_faults(self.faults)],
         )
         _discovery.add_routes(app, self)
         _openapi.add_routes(app, self)
         for path in ("/healthz", "/livez", "/readyz"):
             app.router.add_get(path, self._health)
             app.router.add_get(path + "/{check:.*}", self._health)
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=2.0)
+        app.router.add_route("*", "/{tail:.*}", self._handle, name=API_ROUTE)
+        # A client closing its connection cancels its request, as the request's context
+        # is cancelled in kube-apiserver: a watch ends at once, not at its next event.
+        runner = web.AppRunner(
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=2.0,
+            handler_cancellation=True,
+        )
         await runner.setup()
         site = web.TCPSite(runner, self.host, port, ssl_context=self._ssl, reuse_address=True)
         try:

@@ -389,7 +389,9 @@ async def _stream(
         transport = request.transport
         if transport is None or transport.is_closing():
             break
-        await watcher.wait(min(deadline, bookmark_at, now + 5.0) - now)
+        # A client that closes the connection cancels this handler (the server's
+        # handler cancellation), so waiting needs no poll of the transport.
+        await watcher.wait(min(deadline, bookmark_at) - now)
         # One more turn of the loop lets writes in flight queue their events too, so
         # a busy server sends them to each watcher in one write instead of many.
         await asyncio.sleep(0)
