@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyctrl.envtest.scheme import events as _events
-from pyctrl.envtest.scheme.resourcetype import ResourceType
+from pyctrl.envtest.scheme.resourcetype import ALL_VERBS, ResourceType
 
 __all__ = ["builtin_types"]
 
@@ -93,6 +93,8 @@ def _core_v1_config_and_pods() -> list[ResourceType]:
             namespaced=False,
             short_names=("ns",),
             subresources=frozenset({"status", "finalize"}),
+            # The namespace storage offers no DeleteCollection (pkg/registry/core/namespace).
+            verbs=tuple(v for v in ALL_VERBS if v != "deletecollection"),
             name_rule="label",
             field_labels=("status.phase",),
             return_deleted_object=True,
