@@ -4,8 +4,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pyctrl._apiserver.discovery import negotiate_discovery, sort_versions, storage_version_hash
 from pyctrl.envtest import Environment
-from pyctrl.envtest.discovery import negotiate_discovery, sort_versions, storage_version_hash
 from tests.envtest.test_server_delete import wait_gone
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""The port of Go's ``encoding/json`` scanner errors (`pyctrl.envtest.apimachinery.gojson`).
+"""The port of Go's ``encoding/json`` scanner errors (`pyctrl._apiserver.apimachinery.gojson`).
 
 The expected texts are those of Go's classic ``encoding/json`` (``scanner.go``), which
 kube-apiserver releases built without the ``jsonv2`` experiment report. Go 1.27 reports
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from pyctrl.envtest.apimachinery import gojson
+from pyctrl._apiserver.apimachinery import gojson
 
 
 @pytest.mark.parametrize(

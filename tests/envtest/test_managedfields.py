@@ -8,14 +8,14 @@ from typing import Any
 import orjson
 import pytest
 
-from pyctrl.envtest.fieldmanager.managedfields import (
+from pyctrl._apiserver.fieldmanager.managedfields import (
     ApplyConflict,
     Conflict,
     conflict_status_message,
     server_side_apply,
     track_update,
 )
-from pyctrl.envtest.fieldmanager.patch import PatchError, json_merge_patch
+from pyctrl._apiserver.fieldmanager.patch import PatchError, json_merge_patch
 
 T0, T1, T2, T3 = (f"2024-05-01T10:00:0{i}Z" for i in range(4))
 APPS = {"api_version": "apps/v1", "group": "apps", "kind": "Deployment"}

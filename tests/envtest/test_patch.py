@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pyctrl.envtest.fieldmanager.patch import (
+from pyctrl._apiserver.fieldmanager.patch import (
     PatchError,
     json_merge_patch,
     json_patch,

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pyctrl.envtest.apimachinery.errors import forbidden
+from pyctrl._apiserver.apimachinery.errors import forbidden
 
 if TYPE_CHECKING:
+    from pyctrl._apiserver.admission.interfaces import AdmissionRequest
     from pyctrl.envtest import Environment
-    from pyctrl.envtest.admission.interfaces import AdmissionRequest
     from tests.envtest.conftest import Kube
 
 # The seam is the embedded server's own; a cluster has webhooks (test_webhooks.py) instead.

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyctrl.envtest.fieldmanager import patch as _patch
-from pyctrl.envtest.registry import writes as _api
+from pyctrl._apiserver.fieldmanager import patch as _patch
+from pyctrl._apiserver.registry import writes as _api
 from tests.envtest.conftest import unique
 
 if TYPE_CHECKING:

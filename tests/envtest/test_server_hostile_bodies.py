@@ -17,9 +17,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pyctrl.envtest.apimachinery.errors import StatusError
-from pyctrl.envtest.endpoints import yamlcodec as _yaml
-from pyctrl.envtest.storage.store import check_nesting
+from pyctrl._apiserver.apimachinery.errors import StatusError
+from pyctrl._apiserver.endpoints import yamlcodec as _yaml
+from pyctrl._apiserver.storage.store import check_nesting
 from tests.envtest.conftest import unique
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pyctrl._apiserver.endpoints.table import date_cell
 from pyctrl.envtest import Environment
-from pyctrl.envtest.endpoints.table import date_cell
 from tests.envtest.conftest import unique
 from tests.kubectl import Kubectl
 

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from pyctrl.envtest.apimachinery import jsonpath as _jsonpath
-from pyctrl.envtest.apimachinery.fields import (
+from pyctrl._apiserver.apimachinery import jsonpath as _jsonpath
+from pyctrl._apiserver.apimachinery.fields import (
     SelectorError,
     parse_field_selector,
     parse_label_selector,
     selector_from_object,
 )
-from pyctrl.envtest.endpoints import protobuf as _protobuf
-from pyctrl.envtest.endpoints.table import human_duration
-from pyctrl.envtest.storage.store import Store, TooOld
+from pyctrl._apiserver.endpoints import protobuf as _protobuf
+from pyctrl._apiserver.endpoints.table import human_duration
+from pyctrl._apiserver.storage.store import Store, TooOld
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ import orjson
 import pytest
 from kubernetes_asyncio import client as k8s
 
+from pyctrl._apiserver.endpoints.server import APIServer
+from pyctrl._apiserver.registry.generic import WriteOptions
 from pyctrl.envtest import Environment
-from pyctrl.envtest.endpoints.server import APIServer
-from pyctrl.envtest.registry.generic import WriteOptions
 from pyctrl.testing import eventually
 from tests.envtest.conftest import Kube, server_config
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 from kubernetes_asyncio import client as k8s
 
-from pyctrl.envtest.endpoints.server import APIServer
+from pyctrl._apiserver.endpoints.server import APIServer
 from tests.envtest.conftest import Kube, server_config
 from tests.envtest.test_server_watch import cm, watch
 

@@ -11,9 +11,9 @@ import aiohttp
 import orjson
 import pytest
 
+from pyctrl._apiserver.webhooks import install
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
-from pyctrl.envtest.webhooks import install
 from pyctrl.meta import KubeModel
 from pyctrl.resource import CustomResource
 from pyctrl.webhook import (

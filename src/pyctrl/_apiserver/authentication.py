@@ -2,7 +2,7 @@
 
 kube-apiserver authenticates each request (here: a static token file's worth of bearer
 tokens, and ServiceAccount tokens issued through ``serviceaccounts/<name>/token``), then
-authorizes it (`pyctrl.envtest.authorization`). ``POST
+authorizes it (`pyctrl._apiserver.authorization`). ``POST
 /apis/authentication.k8s.io/v1/tokenreviews`` lets a client ask who a token belongs to:
 the answer is the review with ``status.authenticated`` and ``status.user`` filled in
 (pkg/registry/authentication/tokenreview), which is how a metrics endpoint protected by
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import bad_request, field_invalid, invalid
+from pyctrl._apiserver.apimachinery.errors import bad_request, field_invalid, invalid
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

@@ -22,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import StatusError, field_invalid, invalid
+from pyctrl._apiserver.apimachinery.errors import StatusError, field_invalid, invalid
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.authentication import User
-    from pyctrl.envtest.storage.store import Store
+    from pyctrl._apiserver.authentication import User
+    from pyctrl._apiserver.storage.store import Store
 
 __all__ = [
     "BOOTSTRAP_POLICY",
@@ -306,7 +306,7 @@ def subject_access_review(
         StatusError: 422 when the spec does not say exactly one of resource and
             non-resource attributes, or (SubjectAccessReview) names no user nor group.
     """
-    from pyctrl.envtest.authentication import User
+    from pyctrl._apiserver.authentication import User
 
     kind = "SelfSubjectAccessReview" if caller is not None else "SubjectAccessReview"
     spec = body.get("spec")

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 from aiohttp import web
 
-from pyctrl.envtest.apimachinery import errors as _errors
+from pyctrl._apiserver.apimachinery import errors as _errors
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from pyctrl.envtest.scheme.resources import Registry, ResourceType
+    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
 
 __all__ = [
     "KUBERNETES_VERSION",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyctrl.envtest.apimachinery.errors import StatusError
+from pyctrl._apiserver.apimachinery.errors import StatusError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

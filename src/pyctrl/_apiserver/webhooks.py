@@ -95,23 +95,29 @@ import jsonpointer
 import orjson
 
 from pyctrl._apiextensions.gofmt import go_quote as _quote
-from pyctrl.envtest.apimachinery.errors import Cause, StatusError, bad_request, internal, not_found
-from pyctrl.envtest.apimachinery.fields import (
+from pyctrl._apiserver.apimachinery.errors import (
+    Cause,
+    StatusError,
+    bad_request,
+    internal,
+    not_found,
+)
+from pyctrl._apiserver.apimachinery.fields import (
     LabelSelector,
     SelectorError,
     label_value_problem,
     qualified_name_problem,
     selector_from_object,
 )
-from pyctrl.envtest.registry.meta import CRDS, NAMESPACES
+from pyctrl._apiserver.registry.meta import CRDS, NAMESPACES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from pyctrl.envtest.admission.interfaces import AdmissionRequest
-    from pyctrl.envtest.endpoints.server import APIServer
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import StorageKey
+    from pyctrl._apiserver.admission.interfaces import AdmissionRequest
+    from pyctrl._apiserver.endpoints.server import APIServer
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import StorageKey
 
 __all__ = [
     "CONVERSION_TIMEOUT_SECONDS",

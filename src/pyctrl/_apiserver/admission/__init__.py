@@ -4,5 +4,5 @@ kube-apiserver keeps these in ``k8s.io/apiserver/pkg/admission`` (``interfaces.g
 the registry builds an admission request for each create, update and delete and calls
 the mutating then the validating hooks. The webhook plugins that fill these seams
 (``pkg/admission/plugin/webhook``, and a CRD's conversion webhook) are in
-`pyctrl.envtest.webhooks`, above the HTTP layer they are installed into.
+`pyctrl._apiserver.webhooks`, above the HTTP layer they are installed into.
 """

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 
 @dataclass

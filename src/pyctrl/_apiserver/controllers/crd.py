@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.pruning import apply_defaults
-from pyctrl.envtest.registry.generic import CRDS, deep_copy, meta_of, set_condition
-from pyctrl.envtest.scheme.resources import (
+from pyctrl._apiserver.registry.generic import CRDS, deep_copy, meta_of, set_condition
+from pyctrl._apiserver.scheme.resources import (
     AGE_COLUMN,
     PrinterColumn,
     ResourceType,
@@ -25,9 +25,9 @@ from pyctrl.envtest.scheme.resources import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pyctrl.envtest.registry.generic import API
-    from pyctrl.envtest.storage.store import StorageKey, StoreEvent
-    from pyctrl.envtest.storage.watch import WatchHub
+    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.storage.store import StorageKey, StoreEvent
+    from pyctrl._apiserver.storage.watch import WatchHub
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 

@@ -22,13 +22,13 @@ import asyncio
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.controllers.crd import CLEANUP_FINALIZER
-from pyctrl.envtest.registry.generic import CRDS, NAMESPACES, deep_copy, meta_of, set_condition
+from pyctrl._apiserver.controllers.crd import CLEANUP_FINALIZER
+from pyctrl._apiserver.registry.generic import CRDS, NAMESPACES, deep_copy, meta_of, set_condition
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.controllers.crd import CRDController
-    from pyctrl.envtest.registry.generic import API
-    from pyctrl.envtest.storage.store import StorageKey, StoreEvent
+    from pyctrl._apiserver.controllers.crd import CRDController
+    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.storage.store import StorageKey, StoreEvent
 
 Item = tuple[Any, ...]
 

@@ -7,7 +7,7 @@ health and version paths open as for ``system:anonymous``) with authorization by
 its ``Status`` answer and any other exception into 500 ``InternalError`` (as
 ``WithPanicRecovery``) and puts a deprecated version's warning first (as the CRD
 handler's warning recorder); and `inject_faults`, the latency and failures that
-`pyctrl.envtest.faults` asks for.
+`pyctrl._apiserver.faults` asks for.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from pyctrl.envtest.admission.interfaces import REQUEST_USER, UserInfo
-from pyctrl.envtest.apimachinery.errors import StatusError, unauthorized
-from pyctrl.envtest.authorization import forbidden_error, request_attributes
-from pyctrl.envtest.endpoints.request import DEPRECATION, USER, truthy
-from pyctrl.envtest.endpoints.responsewriters import (
+from pyctrl._apiserver.admission.interfaces import REQUEST_USER, UserInfo
+from pyctrl._apiserver.apimachinery.errors import StatusError, unauthorized
+from pyctrl._apiserver.authorization import forbidden_error, request_attributes
+from pyctrl._apiserver.endpoints.request import DEPRECATION, USER, truthy
+from pyctrl._apiserver.endpoints.responsewriters import (
     add_warning_first,
     internal_error,
     status_response,
@@ -31,10 +31,10 @@ from pyctrl.envtest.endpoints.responsewriters import (
 if TYPE_CHECKING:
     from aiohttp.typedefs import Handler, Middleware
 
-    from pyctrl.envtest.authentication import Authenticator
-    from pyctrl.envtest.authorization import Authorizer
-    from pyctrl.envtest.endpoints.request import Target
-    from pyctrl.envtest.faults import Faults
+    from pyctrl._apiserver.authentication import Authenticator
+    from pyctrl._apiserver.authorization import Authorizer
+    from pyctrl._apiserver.endpoints.request import Target
+    from pyctrl._apiserver.faults import Faults
 
 __all__ = [
     "API_ROUTE",
@@ -63,7 +63,7 @@ def _public(path: str) -> bool:
 def authentication(authn: Authenticator, authz: Authorizer) -> Middleware:
     """The middleware authenticating each request's bearer token and authorizing it by RBAC.
 
-    The user is left on the request (`pyctrl.envtest.endpoints.request.USER`) and in the
+    The user is left on the request (`pyctrl._apiserver.endpoints.request.USER`) and in the
     admission context (`REQUEST_USER`); ``system:masters`` skips authorization.
     """
 

@@ -2,38 +2,38 @@
 
 kube-apiserver installs a route per resource, verb and subresource; a path no API serves
 falls through to the mux's plain-text ``404 page not found``. `route` resolves a path to
-its `pyctrl.envtest.endpoints.request.Target` from the server's registry (built-in types
+its `pyctrl._apiserver.endpoints.request.Target` from the server's registry (built-in types
 and every established CRD version), `verb` names the request's verb (get, list, watch,
 create, update, patch, delete, deletecollection), and `dispatch` calls the handler of
-`pyctrl.envtest.endpoints.handlers` that serves it, or answers 405 MethodNotAllowed.
+`pyctrl._apiserver.endpoints.handlers` that serves it, or answers 405 MethodNotAllowed.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyctrl.envtest.apimachinery.errors import StatusError, method_not_allowed, unknown_resource
-from pyctrl.envtest.endpoints.filters import inject_faults, resource_names
-from pyctrl.envtest.endpoints.handlers.create import (
+from pyctrl._apiserver.apimachinery.errors import StatusError, method_not_allowed, unknown_resource
+from pyctrl._apiserver.endpoints.filters import inject_faults, resource_names
+from pyctrl._apiserver.endpoints.handlers.create import (
     create_eviction,
     create_resource,
     create_review,
     create_token_request,
 )
-from pyctrl.envtest.endpoints.handlers.delete import delete_collection, delete_resource
-from pyctrl.envtest.endpoints.handlers.get import get_resource, list_resource
-from pyctrl.envtest.endpoints.handlers.patch import patch_resource
-from pyctrl.envtest.endpoints.handlers.update import update_resource
-from pyctrl.envtest.endpoints.handlers.watch import serve_watch
-from pyctrl.envtest.endpoints.negotiation import JSON, PATCH_TYPES, PROTOBUF, YAML
-from pyctrl.envtest.endpoints.request import DEPRECATION, Target, truthy
-from pyctrl.envtest.endpoints.responsewriters import page_not_found
+from pyctrl._apiserver.endpoints.handlers.delete import delete_collection, delete_resource
+from pyctrl._apiserver.endpoints.handlers.get import get_resource, list_resource
+from pyctrl._apiserver.endpoints.handlers.patch import patch_resource
+from pyctrl._apiserver.endpoints.handlers.update import update_resource
+from pyctrl._apiserver.endpoints.handlers.watch import serve_watch
+from pyctrl._apiserver.endpoints.negotiation import JSON, PATCH_TYPES, PROTOBUF, YAML
+from pyctrl._apiserver.endpoints.request import DEPRECATION, Target, truthy
+from pyctrl._apiserver.endpoints.responsewriters import page_not_found
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl.envtest.endpoints.handlers.rest import Scope
-    from pyctrl.envtest.scheme.resources import Registry
+    from pyctrl._apiserver.endpoints.handlers.rest import Scope
+    from pyctrl._apiserver.scheme.resources import Registry
 
 __all__ = ["builtin_group", "claimed", "dispatch", "go_restful_route", "route", "verb"]
 

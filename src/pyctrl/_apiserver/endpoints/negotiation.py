@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pyctrl.envtest.apimachinery.errors import not_acceptable, unsupported_media_type
+from pyctrl._apiserver.apimachinery.errors import not_acceptable, unsupported_media_type
 
 if TYPE_CHECKING:
     from aiohttp import web

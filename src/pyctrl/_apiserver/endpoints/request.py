@@ -2,7 +2,7 @@
 
 kube-apiserver's filters put the authenticated user and the parsed request info on the
 request's context, and the handlers read them there. Here the same values ride on the
-aiohttp request: `USER` (set by `pyctrl.envtest.endpoints.filters`), `DEPRECATION` (set
+aiohttp request: `USER` (set by `pyctrl._apiserver.endpoints.filters`), `DEPRECATION` (set
 by the installer for a deprecated CRD version) and the routed `Target`.
 """
 
@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from pyctrl.envtest.authentication import User
+from pyctrl._apiserver.authentication import User
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["DEPRECATION", "USER", "Target", "truthy"]
 

@@ -14,10 +14,10 @@ import orjson
 import yaml
 from aiohttp import web
 
+from pyctrl._apiserver.apimachinery.errors import StatusError
+from pyctrl._apiserver.endpoints.negotiation import JSON, YAML, Negotiated
+from pyctrl._apiserver.endpoints.request import truthy
 from pyctrl._ids import fast_uuid4
-from pyctrl.envtest.apimachinery.errors import StatusError
-from pyctrl.envtest.endpoints.negotiation import JSON, YAML, Negotiated
-from pyctrl.envtest.endpoints.request import truthy
 
 __all__ = [
     "add_warning_first",

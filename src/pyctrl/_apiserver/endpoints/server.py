@@ -11,15 +11,15 @@ client-go-style clients and kubernetes_asyncio talk to it as to a real cluster. 
 
 This module holds the server itself: construction, the bootstrap objects, the listener
 (TLS), its lifecycle and the controllers it runs. The request path is cut as
-k8s.io/apiserver's ``pkg/endpoints`` is: `pyctrl.envtest.endpoints.filters`
-(authentication, authorization, error recovery), `pyctrl.envtest.endpoints.installer`
-(routing to a resource and verb), `pyctrl.envtest.endpoints.handlers` (one module per verb
-family), `pyctrl.envtest.endpoints.negotiation` and
-`pyctrl.envtest.endpoints.responsewriters`. Discovery and OpenAPI documents come from
-`pyctrl.envtest.discovery` and `pyctrl.envtest.openapi`; the semantics of each verb from
-the registry (`pyctrl.envtest.registry.generic`); watches from `pyctrl.envtest.storage`.
+k8s.io/apiserver's ``pkg/endpoints`` is: `pyctrl._apiserver.endpoints.filters`
+(authentication, authorization, error recovery), `pyctrl._apiserver.endpoints.installer`
+(routing to a resource and verb), `pyctrl._apiserver.endpoints.handlers` (one module per verb
+family), `pyctrl._apiserver.endpoints.negotiation` and
+`pyctrl._apiserver.endpoints.responsewriters`. Discovery and OpenAPI documents come from
+`pyctrl._apiserver.discovery` and `pyctrl._apiserver.openapi`; the semantics of each verb from
+the registry (`pyctrl._apiserver.registry.generic`); watches from `pyctrl._apiserver.storage`.
 
-Objects live in memory (`pyctrl.envtest.storage.store`); ``restart()`` (also
+Objects live in memory (`pyctrl._apiserver.storage.store`); ``restart()`` (also
 ``faults.restart()``) drops every connection and serves again on the same port with the
 same data, and ``faults`` injects failures. See docs/envtest-server.md for what is
 implemented and where it differs from kube-apiserver.
@@ -35,25 +35,25 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from pyctrl.envtest import discovery as _discovery
-from pyctrl.envtest.authentication import Authenticator
-from pyctrl.envtest.authorization import BOOTSTRAP_POLICY, Authorizer
-from pyctrl.envtest.controllers.crd import CRDController
-from pyctrl.envtest.controllers.garbagecollector import Controllers
-from pyctrl.envtest.endpoints.filters import (
+from pyctrl._apiserver import discovery as _discovery
+from pyctrl._apiserver.authentication import Authenticator
+from pyctrl._apiserver.authorization import BOOTSTRAP_POLICY, Authorizer
+from pyctrl._apiserver.controllers.crd import CRDController
+from pyctrl._apiserver.controllers.garbagecollector import Controllers
+from pyctrl._apiserver.endpoints.filters import (
     API_ROUTE,
     authentication,
     non_resource_faults,
     recovered,
 )
-from pyctrl.envtest.endpoints.handlers.rest import MAX_BODY
-from pyctrl.envtest.endpoints.installer import dispatch
-from pyctrl.envtest.faults import Faults
-from pyctrl.envtest.openapi import builder as _openapi
-from pyctrl.envtest.registry.generic import API, NAMESPACES, WriteOptions, meta_of
-from pyctrl.envtest.scheme.resources import Registry, ResourceType, builtin_types
-from pyctrl.envtest.storage.store import Store
-from pyctrl.envtest.storage.watch import WatchHub
+from pyctrl._apiserver.endpoints.handlers.rest import MAX_BODY
+from pyctrl._apiserver.endpoints.installer import dispatch
+from pyctrl._apiserver.faults import Faults
+from pyctrl._apiserver.openapi import builder as _openapi
+from pyctrl._apiserver.registry.generic import API, NAMESPACES, WriteOptions, meta_of
+from pyctrl._apiserver.scheme.resources import Registry, ResourceType, builtin_types
+from pyctrl._apiserver.storage.store import Store
+from pyctrl._apiserver.storage.watch import WatchHub
 from pyctrl.log import get_logger
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from types import TracebackType
 
-    from pyctrl.envtest.admission.interfaces import AdmissionHook, ConversionHook
+    from pyctrl._apiserver.admission.interfaces import AdmissionHook, ConversionHook
 
 __all__ = ["APIServer"]
 
@@ -88,7 +88,7 @@ class APIServer:
         if watch_queue_size < 1:
             raise ValueError(f"watch_queue_size must be at least 1, got {watch_queue_size}")
         self.authn = Authenticator(tokens, service_account_uid=self._service_account_uid)
-        """Bearer tokens to users (`pyctrl.envtest.authentication`); `add_user` adds some."""
+        """Bearer tokens to users (`pyctrl._apiserver.authentication`); `add_user` adds some."""
         self._ssl = ssl_context
         self.host = host
         self.port = port
@@ -108,7 +108,7 @@ class APIServer:
             self.store, self.registry, admission=self.admission, conversion=lambda: self.conversion
         )
         self.authz = Authorizer(self.store)
-        """RBAC over the stored roles and bindings (`pyctrl.envtest.authorization`)."""
+        """RBAC over the stored roles and bindings (`pyctrl._apiserver.authorization`)."""
         self.crd_controller = CRDController(self.api, self.hub)
         self.controllers = Controllers(
             self.api, self.crd_controller, garbage_collector=garbage_collector

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from pyctrl.envtest.apimachinery import jsonpath as _jsonpath
-from pyctrl.envtest.scheme.resources import (
+from pyctrl._apiserver.apimachinery import jsonpath as _jsonpath
+from pyctrl._apiserver.scheme.resources import (
     CREATED_AT_COLUMN,
     NAME_COLUMN,
     PrinterColumn,
@@ -95,7 +95,7 @@ def _get(obj: Any, *path: str, default: Any = None) -> Any:
 
 
 def _selector_text(sel: dict[str, Any] | None) -> str:
-    from pyctrl.envtest.apimachinery.fields import SelectorError, selector_from_object
+    from pyctrl._apiserver.apimachinery.fields import SelectorError, selector_from_object
 
     if not sel:
         return "<none>"

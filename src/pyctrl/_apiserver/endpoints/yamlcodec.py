@@ -16,7 +16,7 @@ kube-apiserver turns a YAML body into JSON with go-yaml v2 (``sigs.k8s.io/yaml``
 PyYAML composes and checks nodes recursively, so a body nested a few hundred levels deep
 exhausted Python's stack. `load` composes the node graph iteratively from the parser's
 events instead, bounds nesting at `MAX_DEPTH` (just above what the server stores at all,
-`pyctrl.envtest.storage.store.MAX_OBJECT_DEPTH`; PyYAML's scanner slows down with depth, so it
+`pyctrl._apiserver.storage.store.MAX_OBJECT_DEPTH`; PyYAML's scanner slows down with depth, so it
 stops early), replays go-yaml's alias accounting on the graph
 without expanding it, and only then builds the Python value (PyYAML's safe constructor
 shares aliased nodes, it does not copy them). Every failure is a `yaml.YAMLError`, which

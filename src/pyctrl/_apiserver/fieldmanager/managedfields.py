@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from pyctrl._apiextensions.gofmt import go_quote
-from pyctrl.envtest.fieldmanager.merge_keys import (
+from pyctrl._apiserver.fieldmanager.merge_keys import (
     DEDUCED,
     Node,
     builtin_root,
@@ -65,7 +65,7 @@ from pyctrl.envtest.fieldmanager.merge_keys import (
     schema_root,
     status_reset_by_default,
 )
-from pyctrl.envtest.fieldmanager.patch import PatchError, json_equal
+from pyctrl._apiserver.fieldmanager.patch import PatchError, json_equal
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 from aiohttp import web
 
-from pyctrl.envtest.apimachinery import errors as _errors
-from pyctrl.envtest.discovery import KUBERNETES_VERSION, error_response
-from pyctrl.envtest.openapi.protobuf import openapi_v2_protobuf
-from pyctrl.envtest.scheme import builtin as _builtin_schema
+from pyctrl._apiserver.apimachinery import errors as _errors
+from pyctrl._apiserver.discovery import KUBERNETES_VERSION, error_response
+from pyctrl._apiserver.openapi.protobuf import openapi_v2_protobuf
+from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.scheme.resources import Registry, ResourceType
+    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
 
 __all__ = [
     "add_routes",

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiserver.admission.interfaces import REQUEST_USER, AdmissionRequest, UserInfo
+from pyctrl._apiserver.apimachinery.errors import Cause, forbidden, not_found
+from pyctrl._apiserver.registry.meta import NAMESPACES, meta_of, ro_meta
 from pyctrl._ids import fast_uuid4
-from pyctrl.envtest.admission.interfaces import REQUEST_USER, AdmissionRequest, UserInfo
-from pyctrl.envtest.apimachinery.errors import Cause, forbidden, not_found
-from pyctrl.envtest.registry.meta import NAMESPACES, meta_of, ro_meta
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.admission.interfaces import AdmissionHook
-    from pyctrl.envtest.registry.options import WriteOptions
-    from pyctrl.envtest.registry.rest import Strategy
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import Store
+    from pyctrl._apiserver.admission.interfaces import AdmissionHook
+    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.registry.rest import Strategy
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import Store
 
 __all__ = ["Admission", "check_namespace_lifecycle"]
 

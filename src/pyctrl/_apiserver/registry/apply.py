@@ -12,18 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import Cause, StatusError, bad_request
-from pyctrl.envtest.fieldmanager import managedfields as _managedfields
-from pyctrl.envtest.fieldmanager import patch as _patch
-from pyctrl.envtest.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
-from pyctrl.envtest.registry.rest import reset_fields
+from pyctrl._apiserver.apimachinery.errors import Cause, StatusError, bad_request
+from pyctrl._apiserver.fieldmanager import managedfields as _managedfields
+from pyctrl._apiserver.fieldmanager import patch as _patch
+from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
+from pyctrl._apiserver.registry.rest import reset_fields
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl.envtest.registry.options import WriteOptions
-    from pyctrl.envtest.registry.rest import Strategy
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.registry.rest import Strategy
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["apply_conflict_error", "apply_patch", "check_apply", "track"]
 

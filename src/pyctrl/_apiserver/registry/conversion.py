@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.pruning import apply_defaults
-from pyctrl.envtest.registry.meta import deep_copy
+from pyctrl._apiserver.registry.meta import deep_copy
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl.envtest.admission.interfaces import ConversionHook
-    from pyctrl.envtest.scheme.resources import Registry, ResourceType
+    from pyctrl._apiserver.admission.interfaces import ConversionHook
+    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
 
 __all__ = ["Converter"]
 

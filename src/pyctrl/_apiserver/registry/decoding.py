@@ -16,19 +16,19 @@ import orjson
 
 from pyctrl._apiextensions.gofmt import go_print, go_quote
 from pyctrl._apiextensions.pruning import prune
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     GoLiteral,
     StatusError,
     bad_request,
     field_invalid,
     invalid,
 )
-from pyctrl.envtest.registry.meta import OBJECT_META_FIELDS, meta_of, ro_meta
-from pyctrl.envtest.scheme import builtin as _builtin_schema
+from pyctrl._apiserver.registry.meta import OBJECT_META_FIELDS, meta_of, ro_meta
+from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.registry.options import WriteOptions
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = [
     "check_type_meta",

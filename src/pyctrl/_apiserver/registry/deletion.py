@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     Cause,
     StatusError,
     field_invalid,
@@ -22,14 +22,14 @@ from pyctrl.envtest.apimachinery.errors import (
     invalid,
     not_found,
 )
-from pyctrl.envtest.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, shift_time
-from pyctrl.envtest.storage.store import KeyNotFoundError
+from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, shift_time
+from pyctrl._apiserver.storage.store import KeyNotFoundError
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.registry.options import DeleteOptions
-    from pyctrl.envtest.registry.rest import Strategy
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import Store
+    from pyctrl._apiserver.registry.options import DeleteOptions
+    from pyctrl._apiserver.registry.rest import Strategy
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import Store
 
 __all__ = [
     "check_preconditions",

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import bad_request, not_found
-from pyctrl.envtest.registry.options import DeleteOptions, WriteOptions
+from pyctrl._apiserver.apimachinery.errors import bad_request, not_found
+from pyctrl._apiserver.registry.options import DeleteOptions, WriteOptions
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.registry.generic import API
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["evict"]
 

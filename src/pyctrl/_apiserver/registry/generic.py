@@ -25,20 +25,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import StatusError, not_found
-from pyctrl.envtest.registry import listing as _listing
-from pyctrl.envtest.registry.admit import Admission
-from pyctrl.envtest.registry.apiextensions.customresourcedefinition import CRDReconciler
-from pyctrl.envtest.registry.conversion import Converter
-from pyctrl.envtest.registry.core.namespace import IMMORTAL_NAMESPACES
-from pyctrl.envtest.registry.decoding import check_type_meta
-from pyctrl.envtest.registry.deletion import (
+from pyctrl._apiserver.apimachinery.errors import StatusError, not_found
+from pyctrl._apiserver.registry import listing as _listing
+from pyctrl._apiserver.registry.admit import Admission
+from pyctrl._apiserver.registry.apiextensions.customresourcedefinition import CRDReconciler
+from pyctrl._apiserver.registry.conversion import Converter
+from pyctrl._apiserver.registry.core.namespace import IMMORTAL_NAMESPACES
+from pyctrl._apiserver.registry.decoding import check_type_meta
+from pyctrl._apiserver.registry.deletion import (
     check_preconditions,
     delete_object,
     validate_delete_options,
 )
-from pyctrl.envtest.registry.listing import CONTINUE_EXPIRED, Lister, ListResult
-from pyctrl.envtest.registry.meta import (
+from pyctrl._apiserver.registry.listing import CONTINUE_EXPIRED, Lister, ListResult
+from pyctrl._apiserver.registry.meta import (
     CRDS,
     NAMESPACES,
     SERVICES,
@@ -49,19 +49,19 @@ from pyctrl.envtest.registry.meta import (
     ro_meta,
     set_condition,
 )
-from pyctrl.envtest.registry.options import DeleteOptions, WriteOptions
-from pyctrl.envtest.registry.scale import scale_of
-from pyctrl.envtest.registry.strategies import Strategies
-from pyctrl.envtest.registry.writes import Writer
+from pyctrl._apiserver.registry.options import DeleteOptions, WriteOptions
+from pyctrl._apiserver.registry.scale import scale_of
+from pyctrl._apiserver.registry.strategies import Strategies
+from pyctrl._apiserver.registry.writes import Writer
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl.envtest.admission.interfaces import AdmissionHook, ConversionHook
-    from pyctrl.envtest.apimachinery.fields import FieldSelector, LabelSelector
-    from pyctrl.envtest.registry.rest import Strategy
-    from pyctrl.envtest.scheme.resources import Registry, ResourceType
-    from pyctrl.envtest.storage.store import StorageKey, Store
+    from pyctrl._apiserver.admission.interfaces import AdmissionHook, ConversionHook
+    from pyctrl._apiserver.apimachinery.fields import FieldSelector, LabelSelector
+    from pyctrl._apiserver.registry.rest import Strategy
+    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
+    from pyctrl._apiserver.storage.store import StorageKey, Store
 
 __all__ = [
     "API",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     Cause,
     StatusError,
     bad_request,
@@ -26,17 +26,17 @@ from pyctrl.envtest.apimachinery.errors import (
     resource_expired,
     resource_version_problem,
 )
-from pyctrl.envtest.apimachinery.fields import field_value
-from pyctrl.envtest.apimachinery.jsonpath import JSONPathError, find
-from pyctrl.envtest.registry.meta import ro_meta
-from pyctrl.envtest.storage.store import TooOld
+from pyctrl._apiserver.apimachinery.fields import field_value
+from pyctrl._apiserver.apimachinery.jsonpath import JSONPathError, find
+from pyctrl._apiserver.registry.meta import ro_meta
+from pyctrl._apiserver.storage.store import TooOld
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl.envtest.apimachinery.fields import FieldSelector, LabelSelector
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import StorageKey, Store
+    from pyctrl._apiserver.apimachinery.fields import FieldSelector, LabelSelector
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import StorageKey, Store
 
 __all__ = [
     "CONTINUE_EXPIRED",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import orjson
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.storage.store import StorageKey
+    from pyctrl._apiserver.storage.store import StorageKey
 
 __all__ = [
     "CRDS",

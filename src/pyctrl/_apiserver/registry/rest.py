@@ -19,18 +19,18 @@ import random
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import invalid
-from pyctrl.envtest.registry import defaults as _defaults
-from pyctrl.envtest.registry import validation as _validation
-from pyctrl.envtest.registry.decoding import clean_meta, decode_builtin
-from pyctrl.envtest.registry.meta import CRDS, deep_copy, meta_of, now_rfc3339, ro_meta
-from pyctrl.envtest.scheme import builtin as _builtin_schema
+from pyctrl._apiserver.apimachinery.errors import invalid
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry import validation as _validation
+from pyctrl._apiserver.registry.decoding import clean_meta, decode_builtin
+from pyctrl._apiserver.registry.meta import CRDS, deep_copy, meta_of, now_rfc3339, ro_meta
+from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.apimachinery.errors import Cause
-    from pyctrl.envtest.registry.options import DeleteOptions, WriteOptions
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import Store
+    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apiserver.registry.options import DeleteOptions, WriteOptions
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import Store
 
 __all__ = ["Strategy", "before_create", "before_update", "reset_fields", "validate"]
 

@@ -13,24 +13,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
     bad_request,
     field_invalid,
     invalid,
     not_found,
 )
-from pyctrl.envtest.apimachinery.fields import SelectorError, selector_from_object
-from pyctrl.envtest.apimachinery.jsonpath import JSONPathError, find
-from pyctrl.envtest.fieldmanager import patch as _patch
-from pyctrl.envtest.registry.decoding import decode_builtin
-from pyctrl.envtest.registry.meta import deep_copy, meta_of, ro_meta
+from pyctrl._apiserver.apimachinery.fields import SelectorError, selector_from_object
+from pyctrl._apiserver.apimachinery.jsonpath import JSONPathError, find
+from pyctrl._apiserver.fieldmanager import patch as _patch
+from pyctrl._apiserver.registry.decoding import decode_builtin
+from pyctrl._apiserver.registry.meta import deep_copy, meta_of, ro_meta
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl.envtest.registry.options import WriteOptions
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["scale_of", "scale_update"]
 

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyctrl.envtest.registry.apiextensions.customresource import CustomResourceStrategy
-from pyctrl.envtest.registry.apiextensions.customresourcedefinition import (
+from pyctrl._apiserver.registry.apiextensions.customresource import CustomResourceStrategy
+from pyctrl._apiserver.registry.apiextensions.customresourcedefinition import (
     CustomResourceDefinitionStrategy,
 )
-from pyctrl.envtest.registry.batch.job import JobStrategy
-from pyctrl.envtest.registry.core.configmap import ConfigMapStrategy
-from pyctrl.envtest.registry.core.namespace import NamespaceStrategy
-from pyctrl.envtest.registry.core.pod import PodStrategy
-from pyctrl.envtest.registry.core.secret import SecretStrategy
-from pyctrl.envtest.registry.core.service import ServiceStrategy
-from pyctrl.envtest.registry.meta import CRDS, NAMESPACES, SERVICES
-from pyctrl.envtest.registry.rest import Strategy
+from pyctrl._apiserver.registry.batch.job import JobStrategy
+from pyctrl._apiserver.registry.core.configmap import ConfigMapStrategy
+from pyctrl._apiserver.registry.core.namespace import NamespaceStrategy
+from pyctrl._apiserver.registry.core.pod import PodStrategy
+from pyctrl._apiserver.registry.core.secret import SecretStrategy
+from pyctrl._apiserver.registry.core.service import ServiceStrategy
+from pyctrl._apiserver.registry.meta import CRDS, NAMESPACES, SERVICES
+from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import StorageKey, Store
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import StorageKey, Store
 
 __all__ = ["Strategies"]
 

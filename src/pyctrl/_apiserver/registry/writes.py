@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
     already_exists,
     bad_request,
@@ -27,25 +27,25 @@ from pyctrl.envtest.apimachinery.errors import (
     invalid,
     not_found,
 )
-from pyctrl.envtest.fieldmanager import patch as _patch
-from pyctrl.envtest.registry.admit import check_namespace_lifecycle
-from pyctrl.envtest.registry.apply import apply_patch, check_apply, track
-from pyctrl.envtest.registry.decoding import check_type_meta, check_url_name
-from pyctrl.envtest.registry.meta import canonical_order, deep_copy, meta_of, ro_meta
-from pyctrl.envtest.registry.rest import before_create, before_update, validate
-from pyctrl.envtest.registry.scale import scale_of, scale_update
-from pyctrl.envtest.storage.store import KeyExistsError, KeyNotFoundError, RVMismatchError
+from pyctrl._apiserver.fieldmanager import patch as _patch
+from pyctrl._apiserver.registry.admit import check_namespace_lifecycle
+from pyctrl._apiserver.registry.apply import apply_patch, check_apply, track
+from pyctrl._apiserver.registry.decoding import check_type_meta, check_url_name
+from pyctrl._apiserver.registry.meta import canonical_order, deep_copy, meta_of, ro_meta
+from pyctrl._apiserver.registry.rest import before_create, before_update, validate
+from pyctrl._apiserver.registry.scale import scale_of, scale_update
+from pyctrl._apiserver.storage.store import KeyExistsError, KeyNotFoundError, RVMismatchError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl.envtest.registry.admit import Admission
-    from pyctrl.envtest.registry.conversion import Converter
-    from pyctrl.envtest.registry.options import WriteOptions
-    from pyctrl.envtest.registry.rest import Strategy
-    from pyctrl.envtest.registry.strategies import Strategies
-    from pyctrl.envtest.scheme.resources import Registry, ResourceType
-    from pyctrl.envtest.storage.store import StorageKey, Store
+    from pyctrl._apiserver.registry.admit import Admission
+    from pyctrl._apiserver.registry.conversion import Converter
+    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.registry.rest import Strategy
+    from pyctrl._apiserver.registry.strategies import Strategies
+    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
+    from pyctrl._apiserver.storage.store import StorageKey, Store
 
 __all__ = ["Writer"]
 

@@ -39,8 +39,8 @@ import orjson
 from kubernetes_asyncio.client import models as _models
 
 from pyctrl._apiextensions.gofmt import go_print, go_sharp
-from pyctrl.envtest.fieldmanager import merge_keys as _merge_keys
-from pyctrl.envtest.scheme.resources import builtin_types
+from pyctrl._apiserver.fieldmanager import merge_keys as _merge_keys
+from pyctrl._apiserver.scheme.resources import builtin_types
 
 __all__ = [
     "INT_OR_STRING",

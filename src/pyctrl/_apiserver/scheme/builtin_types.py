@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl.envtest.scheme import events as _events
-from pyctrl.envtest.scheme.resourcetype import ALL_VERBS, ResourceType
+from pyctrl._apiserver.scheme import events as _events
+from pyctrl._apiserver.scheme.resourcetype import ALL_VERBS, ResourceType
 
 __all__ = ["builtin_types"]
 

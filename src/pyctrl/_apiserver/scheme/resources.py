@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyctrl.envtest.scheme import builtin_types as _builtin_types
-from pyctrl.envtest.scheme.resourcetype import (
+from pyctrl._apiserver.scheme import builtin_types as _builtin_types
+from pyctrl._apiserver.scheme.resourcetype import (
     ALL_VERBS,
     Converter,
     PrinterColumn,
@@ -29,7 +29,7 @@ from pyctrl.envtest.scheme.resourcetype import (
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from pyctrl.envtest.storage.store import StorageKey
+    from pyctrl._apiserver.storage.store import StorageKey
 
 __all__ = [
     "AGE_COLUMN",
@@ -172,7 +172,7 @@ _AGE_DESC = (
 def builtin_types() -> list[ResourceType]:
     """The built-in resource types, as a kube-apiserver of Kubernetes 1.32 serves them.
 
-    The tables are in `pyctrl.envtest.scheme.builtin_types`, one per API group.
+    The tables are in `pyctrl._apiserver.scheme.builtin_types`, one per API group.
     """
     return _builtin_types.builtin_types()
 

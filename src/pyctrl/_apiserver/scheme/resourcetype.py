@@ -2,8 +2,8 @@
 
 `ResourceType` carries what discovery and OpenAPI read about a resource (group, version,
 kind, names, scope, verbs, subresources, printer columns, schema) and the strategy facts
-kube-apiserver keeps per type in its registry. `pyctrl.envtest.scheme.resources` holds
-the registry of them; `pyctrl.envtest.scheme.builtin_types` lists the built-in ones.
+kube-apiserver keeps per type in its registry. `pyctrl._apiserver.scheme.resources` holds
+the registry of them; `pyctrl._apiserver.scheme.builtin_types` lists the built-in ones.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.storage.store import StorageKey
+    from pyctrl._apiserver.storage.store import StorageKey
 
 __all__ = ["ALL_VERBS", "Converter", "PrinterColumn", "ResourceType"]
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from pyctrl.envtest.apimachinery.errors import bad_request, storage_request_too_large
+from pyctrl._apiserver.apimachinery.errors import bad_request, storage_request_too_large
 
 StorageKey = tuple[str, str]
 """(group, plural) of the storage one or more resource types read and write."""

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.apimachinery.fields import FieldSelector, LabelSelector
-    from pyctrl.envtest.storage.store import StorageKey, StoreEvent
+    from pyctrl._apiserver.apimachinery.fields import FieldSelector, LabelSelector
+    from pyctrl._apiserver.storage.store import StorageKey, StoreEvent
 
 
 class View(Protocol):

@@ -4,6 +4,6 @@
 write options), `decode` decodes bodies as kube-apiserver's codecs do; `get` answers get
 and list, `watch` streams watches, `create`, `update`, `patch` and `delete` write. Each
 handler takes the scope, the aiohttp request and the routed
-`pyctrl.envtest.endpoints.request.Target`, and returns the response or raises a
-`pyctrl.envtest.apimachinery.errors.StatusError`.
+`pyctrl._apiserver.endpoints.request.Target`, and returns the response or raises a
+`pyctrl._apiserver.apimachinery.errors.StatusError`.
 """

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyctrl.envtest.apimachinery.errors import not_found
-from pyctrl.envtest.authentication import User, token_request, token_review
-from pyctrl.envtest.authorization import subject_access_review
-from pyctrl.envtest.endpoints.handlers.decode import check_body_kind, decode_object
-from pyctrl.envtest.endpoints.handlers.rest import render_one, write_options
-from pyctrl.envtest.endpoints.negotiation import negotiate_request
-from pyctrl.envtest.endpoints.request import USER
-from pyctrl.envtest.endpoints.responsewriters import respond
-from pyctrl.envtest.registry.eviction import evict
+from pyctrl._apiserver.apimachinery.errors import not_found
+from pyctrl._apiserver.authentication import User, token_request, token_review
+from pyctrl._apiserver.authorization import subject_access_review
+from pyctrl._apiserver.endpoints.handlers.decode import check_body_kind, decode_object
+from pyctrl._apiserver.endpoints.handlers.rest import render_one, write_options
+from pyctrl._apiserver.endpoints.negotiation import negotiate_request
+from pyctrl._apiserver.endpoints.request import USER
+from pyctrl._apiserver.endpoints.responsewriters import respond
+from pyctrl._apiserver.registry.eviction import evict
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl.envtest.endpoints.handlers.rest import Scope
-    from pyctrl.envtest.endpoints.request import Target
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.endpoints.handlers.rest import Scope
+    from pyctrl._apiserver.endpoints.request import Target
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["create_eviction", "create_resource", "create_review", "create_token_request"]
 

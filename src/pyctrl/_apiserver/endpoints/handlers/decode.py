@@ -17,18 +17,18 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import yaml
 
-from pyctrl.envtest.apimachinery import gojson
-from pyctrl.envtest.apimachinery.errors import StatusError, bad_request
-from pyctrl.envtest.endpoints import protobuf as _protobuf
-from pyctrl.envtest.endpoints import yamlcodec as _yaml
-from pyctrl.envtest.endpoints.handlers.rest import read_body
-from pyctrl.envtest.endpoints.negotiation import JSON, PROTOBUF, YAML, input_media_type
-from pyctrl.envtest.storage.store import check_nesting
+from pyctrl._apiserver.apimachinery import gojson
+from pyctrl._apiserver.apimachinery.errors import StatusError, bad_request
+from pyctrl._apiserver.endpoints import protobuf as _protobuf
+from pyctrl._apiserver.endpoints import yamlcodec as _yaml
+from pyctrl._apiserver.endpoints.handlers.rest import read_body
+from pyctrl._apiserver.endpoints.negotiation import JSON, PROTOBUF, YAML, input_media_type
+from pyctrl._apiserver.storage.store import check_nesting
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl.envtest.scheme.resources import Registry, ResourceType
+    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
 
 __all__ = ["check_body_kind", "check_name", "decode_object"]
 

@@ -12,26 +12,26 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import yaml
 
-from pyctrl.envtest.apimachinery.errors import bad_request
-from pyctrl.envtest.endpoints import yamlcodec as _yaml
-from pyctrl.envtest.endpoints.handlers.rest import (
+from pyctrl._apiserver.apimachinery.errors import bad_request
+from pyctrl._apiserver.endpoints import yamlcodec as _yaml
+from pyctrl._apiserver.endpoints.handlers.rest import (
     dry_run,
     int_param,
     read_body,
     render_one,
     selectors,
 )
-from pyctrl.envtest.endpoints.negotiation import negotiate_request
-from pyctrl.envtest.endpoints.request import truthy
-from pyctrl.envtest.endpoints.responsewriters import respond
-from pyctrl.envtest.registry.generic import DeleteOptions
-from pyctrl.envtest.storage.store import check_nesting
+from pyctrl._apiserver.endpoints.negotiation import negotiate_request
+from pyctrl._apiserver.endpoints.request import truthy
+from pyctrl._apiserver.endpoints.responsewriters import respond
+from pyctrl._apiserver.registry.generic import DeleteOptions
+from pyctrl._apiserver.storage.store import check_nesting
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl.envtest.endpoints.handlers.rest import Scope
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.endpoints.handlers.rest import Scope
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["delete_collection", "delete_options", "delete_resource"]
 

@@ -9,28 +9,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import field_forbidden, field_not_supported, invalid
-from pyctrl.envtest.endpoints.handlers.rest import (
+from pyctrl._apiserver.apimachinery.errors import field_forbidden, field_not_supported, invalid
+from pyctrl._apiserver.endpoints.handlers.rest import (
     include_object,
     int_param,
     render_one,
     selectors,
     shard_selector,
 )
-from pyctrl.envtest.endpoints.negotiation import negotiate_request
-from pyctrl.envtest.endpoints.request import truthy
-from pyctrl.envtest.endpoints.responsewriters import respond
-from pyctrl.envtest.endpoints.table import partial_metadata, to_table
+from pyctrl._apiserver.endpoints.negotiation import negotiate_request
+from pyctrl._apiserver.endpoints.request import truthy
+from pyctrl._apiserver.endpoints.responsewriters import respond
+from pyctrl._apiserver.endpoints.table import partial_metadata, to_table
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl.envtest.apimachinery.errors import Cause
-    from pyctrl.envtest.endpoints.handlers.rest import Scope
-    from pyctrl.envtest.endpoints.negotiation import Negotiated
-    from pyctrl.envtest.endpoints.request import Target
-    from pyctrl.envtest.registry.generic import ListResult
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apiserver.endpoints.handlers.rest import Scope
+    from pyctrl._apiserver.endpoints.negotiation import Negotiated
+    from pyctrl._apiserver.endpoints.request import Target
+    from pyctrl._apiserver.registry.generic import ListResult
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["get_resource", "list_option_errors", "list_resource"]
 

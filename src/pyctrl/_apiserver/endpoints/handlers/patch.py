@@ -4,7 +4,7 @@
 (built-in types only) or a server-side apply configuration to an object or subresource.
 The Content-Type names the format; a format the resource does not take is 415 with the
 list of those it does, as patch.go says (for a built-in type, go-restful's router refuses
-it first: `pyctrl.envtest.endpoints.installer.go_restful_route`).
+it first: `pyctrl._apiserver.endpoints.installer.go_restful_route`).
 """
 
 from __future__ import annotations
@@ -14,27 +14,27 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import yaml
 
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     bad_request,
     field_forbidden,
     field_required,
     invalid,
     unsupported_media_type,
 )
-from pyctrl.envtest.endpoints import yamlcodec as _yaml
-from pyctrl.envtest.endpoints.handlers.rest import read_body, render_one, write_options
-from pyctrl.envtest.endpoints.negotiation import PATCH_TYPES, negotiate_request
-from pyctrl.envtest.endpoints.request import truthy
-from pyctrl.envtest.endpoints.responsewriters import respond
-from pyctrl.envtest.storage.store import check_nesting
+from pyctrl._apiserver.endpoints import yamlcodec as _yaml
+from pyctrl._apiserver.endpoints.handlers.rest import read_body, render_one, write_options
+from pyctrl._apiserver.endpoints.negotiation import PATCH_TYPES, negotiate_request
+from pyctrl._apiserver.endpoints.request import truthy
+from pyctrl._apiserver.endpoints.responsewriters import respond
+from pyctrl._apiserver.storage.store import check_nesting
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl.envtest.endpoints.handlers.rest import Scope
-    from pyctrl.envtest.endpoints.request import Target
-    from pyctrl.envtest.registry.generic import WriteOptions
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.endpoints.handlers.rest import Scope
+    from pyctrl._apiserver.endpoints.request import Target
+    from pyctrl._apiserver.registry.generic import WriteOptions
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["decode_patch", "patch_resource"]
 

@@ -11,36 +11,36 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
     bad_request,
     field_invalid,
     field_not_supported,
     invalid,
 )
-from pyctrl.envtest.apimachinery.fields import (
+from pyctrl._apiserver.apimachinery.fields import (
     FieldSelector,
     LabelSelector,
     SelectorError,
     parse_field_selector,
     parse_label_selector,
 )
-from pyctrl.envtest.endpoints.table import partial_metadata, to_table
-from pyctrl.envtest.registry.generic import WriteOptions, meta_of
+from pyctrl._apiserver.endpoints.table import partial_metadata, to_table
+from pyctrl._apiserver.registry.generic import WriteOptions, meta_of
 from pyctrl.sharding import ShardSelector, ShardSelectorError
 from pyctrl.sharding import parse as parse_shard_selector
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl.envtest.authentication import Authenticator
-    from pyctrl.envtest.authorization import Authorizer
-    from pyctrl.envtest.endpoints.negotiation import Negotiated
-    from pyctrl.envtest.faults import Faults
-    from pyctrl.envtest.registry.generic import API
-    from pyctrl.envtest.scheme.resources import Registry, ResourceType
-    from pyctrl.envtest.storage.store import Store
-    from pyctrl.envtest.storage.watch import WatchHub
+    from pyctrl._apiserver.authentication import Authenticator
+    from pyctrl._apiserver.authorization import Authorizer
+    from pyctrl._apiserver.endpoints.negotiation import Negotiated
+    from pyctrl._apiserver.faults import Faults
+    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
+    from pyctrl._apiserver.storage.store import Store
+    from pyctrl._apiserver.storage.watch import WatchHub
 
 __all__ = [
     "INCLUDE_VALUES",

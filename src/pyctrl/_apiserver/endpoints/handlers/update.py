@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import not_found
-from pyctrl.envtest.endpoints.handlers.decode import check_body_kind, check_name, decode_object
-from pyctrl.envtest.endpoints.handlers.rest import render_one, write_options
-from pyctrl.envtest.endpoints.negotiation import negotiate_request
-from pyctrl.envtest.endpoints.responsewriters import respond
-from pyctrl.envtest.registry.generic import meta_of
+from pyctrl._apiserver.apimachinery.errors import not_found
+from pyctrl._apiserver.endpoints.handlers.decode import check_body_kind, check_name, decode_object
+from pyctrl._apiserver.endpoints.handlers.rest import render_one, write_options
+from pyctrl._apiserver.endpoints.negotiation import negotiate_request
+from pyctrl._apiserver.endpoints.responsewriters import respond
+from pyctrl._apiserver.registry.generic import meta_of
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl.envtest.endpoints.handlers.rest import Scope
-    from pyctrl.envtest.endpoints.request import Target
-    from pyctrl.envtest.registry.generic import WriteOptions
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.endpoints.handlers.rest import Scope
+    from pyctrl._apiserver.endpoints.request import Target
+    from pyctrl._apiserver.registry.generic import WriteOptions
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["update_resource"]
 

@@ -1,6 +1,6 @@
 """Watch: k8s.io/apiserver's ``endpoints/handlers/watch.go`` with the watch cache's start.
 
-`serve_watch` registers a `pyctrl.envtest.storage.watch.Watcher` with the server's hub,
+`serve_watch` registers a `pyctrl._apiserver.storage.watch.Watcher` with the server's hub,
 sends the initial or historical events it owes (or the 410 ``Expired`` event of a version
 older than the watch cache), then streams events, bookmarks and the initial-events-end
 bookmark in kube-apiserver's chunked JSON stream until the timeout or the client leaves.
@@ -20,36 +20,36 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
     field_forbidden,
     invalid,
     parse_resource_version,
     resource_version_problem,
 )
-from pyctrl.envtest.apimachinery.fields import FieldSelector, LabelSelector, parse_field_selector
-from pyctrl.envtest.endpoints.handlers.get import list_option_errors
-from pyctrl.envtest.endpoints.handlers.rest import (
+from pyctrl._apiserver.apimachinery.fields import FieldSelector, LabelSelector, parse_field_selector
+from pyctrl._apiserver.endpoints.handlers.get import list_option_errors
+from pyctrl._apiserver.endpoints.handlers.rest import (
     include_object,
     int_param,
     selectors,
     shard_selector,
 )
-from pyctrl.envtest.endpoints.negotiation import Negotiated, negotiate_request
-from pyctrl.envtest.endpoints.request import truthy
-from pyctrl.envtest.endpoints.responsewriters import headers
-from pyctrl.envtest.endpoints.table import partial_metadata, to_table
-from pyctrl.envtest.registry.generic import meta_of
-from pyctrl.envtest.registry.listing import too_large
-from pyctrl.envtest.storage.store import TooOld
-from pyctrl.envtest.storage.watch import Watcher, encode_event
+from pyctrl._apiserver.endpoints.negotiation import Negotiated, negotiate_request
+from pyctrl._apiserver.endpoints.request import truthy
+from pyctrl._apiserver.endpoints.responsewriters import headers
+from pyctrl._apiserver.endpoints.table import partial_metadata, to_table
+from pyctrl._apiserver.registry.generic import meta_of
+from pyctrl._apiserver.registry.listing import too_large
+from pyctrl._apiserver.storage.store import TooOld
+from pyctrl._apiserver.storage.watch import Watcher, encode_event
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
 
-    from pyctrl.envtest.endpoints.handlers.rest import Scope
-    from pyctrl.envtest.registry.generic import API
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.endpoints.handlers.rest import Scope
+    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl.sharding import ShardSelector
 
 __all__ = ["next_bookmark", "parse_rv", "serve_watch"]

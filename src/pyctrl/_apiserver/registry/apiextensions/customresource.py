@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.pruning import apply_defaults, prune, reapply_is_noop
 from pyctrl._apiextensions.validation import validate
-from pyctrl.envtest.apimachinery.errors import Cause, method_not_allowed
-from pyctrl.envtest.registry.decoding import decode_custom
-from pyctrl.envtest.registry.meta import CRDS, OBJECT_META_FIELDS
-from pyctrl.envtest.registry.rest import Strategy
-from pyctrl.envtest.scheme import builtin as _builtin_schema
+from pyctrl._apiserver.apimachinery.errors import Cause, method_not_allowed
+from pyctrl._apiserver.registry.decoding import decode_custom
+from pyctrl._apiserver.registry.meta import CRDS, OBJECT_META_FIELDS
+from pyctrl._apiserver.registry.rest import Strategy
+from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.registry.options import WriteOptions
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import Store
+    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import Store
 
 __all__ = ["CustomResourceStrategy"]
 

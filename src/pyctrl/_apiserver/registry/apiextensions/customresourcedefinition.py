@@ -12,15 +12,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl._apiextensions.crd_validation import validate_crd
-from pyctrl.envtest.apimachinery.errors import Cause
-from pyctrl.envtest.registry.deletion import write_deleting
-from pyctrl.envtest.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, set_condition
-from pyctrl.envtest.registry.rest import Strategy
+from pyctrl._apiserver.apimachinery.errors import Cause
+from pyctrl._apiserver.registry.deletion import write_deleting
+from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, set_condition
+from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.registry.options import DeleteOptions
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import Store
+    from pyctrl._apiserver.registry.options import DeleteOptions
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import Store
 
 __all__ = ["CLEANUP_FINALIZER", "CRDReconciler", "CustomResourceDefinitionStrategy"]
 

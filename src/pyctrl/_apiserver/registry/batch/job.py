@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.registry import defaults as _defaults
-from pyctrl.envtest.registry.meta import deep_copy, meta_of
-from pyctrl.envtest.registry.rest import Strategy
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.meta import deep_copy, meta_of
+from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["JobStrategy"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.registry import defaults as _defaults
-from pyctrl.envtest.registry.rest import Strategy
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.registry.options import DeleteOptions
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.registry.options import DeleteOptions
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["PodStrategy"]
 

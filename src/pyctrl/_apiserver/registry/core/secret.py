@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import bad_request
-from pyctrl.envtest.registry import validation as _validation
-from pyctrl.envtest.registry.rest import Strategy
+from pyctrl._apiserver.apimachinery.errors import bad_request
+from pyctrl._apiserver.registry import validation as _validation
+from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["SecretStrategy"]
 

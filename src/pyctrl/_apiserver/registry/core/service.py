@@ -13,15 +13,15 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import field_invalid, internal, invalid
-from pyctrl.envtest.registry.meta import SERVICES, deep_copy, meta_of
-from pyctrl.envtest.registry.rest import Strategy
-from pyctrl.envtest.registry.validation import service as _service_validation
+from pyctrl._apiserver.apimachinery.errors import field_invalid, internal, invalid
+from pyctrl._apiserver.registry.meta import SERVICES, deep_copy, meta_of
+from pyctrl._apiserver.registry.rest import Strategy
+from pyctrl._apiserver.registry.validation import service as _service_validation
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.apimachinery.errors import StatusError
-    from pyctrl.envtest.scheme.resources import ResourceType
-    from pyctrl.envtest.storage.store import Store, StoreEvent
+    from pyctrl._apiserver.apimachinery.errors import StatusError
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import Store, StoreEvent
 
 __all__ = ["IPAllocator", "ServiceStrategy"]
 

@@ -13,7 +13,7 @@ problem at once. For a built-in kind (`validate_builtin_object`):
   the status strategy's rules (e.g. ``ValidateServiceStatusUpdate``).
 
 Custom resources and CRDs use `validate_object_meta` and `validate_meta_update` here with
-their schema validation. Each problem is a :class:`~pyctrl.envtest.apimachinery.errors.Cause`;
+their schema validation. Each problem is a :class:`~pyctrl._apiserver.apimachinery.errors.Cause`;
 the server answers 422 Invalid with all of them. Built-in validation covers the kinds and
 rules listed in docs/envtest-server.md.
 """
@@ -23,14 +23,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.envtest.apimachinery.errors import Cause, field_required
-from pyctrl.envtest.registry.validation import apps as _apps
-from pyctrl.envtest.registry.validation import core as _core
-from pyctrl.envtest.registry.validation import events as _events
-from pyctrl.envtest.registry.validation import meta as _meta
-from pyctrl.envtest.registry.validation import service as _service
-from pyctrl.envtest.registry.validation.core import base64_problem
-from pyctrl.envtest.registry.validation.meta import (
+from pyctrl._apiserver.apimachinery.errors import Cause, field_required
+from pyctrl._apiserver.registry.validation import apps as _apps
+from pyctrl._apiserver.registry.validation import core as _core
+from pyctrl._apiserver.registry.validation import events as _events
+from pyctrl._apiserver.registry.validation import meta as _meta
+from pyctrl._apiserver.registry.validation import service as _service
+from pyctrl._apiserver.registry.validation.core import base64_problem
+from pyctrl._apiserver.registry.validation.meta import (
     LABEL1035_MSG,
     LABEL1123_MSG,
     STANDARD_FINALIZERS,
@@ -39,7 +39,7 @@ from pyctrl.envtest.registry.validation.meta import (
 )
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.scheme.resources import ResourceType
+    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = [
     "LABEL1035_MSG",

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     Cause,
     GoStruct,
     field_invalid,
     field_not_supported,
     field_required,
 )
-from pyctrl.envtest.apimachinery.fields import SelectorError, selector_from_object
-from pyctrl.envtest.registry.validation import meta as _meta
-from pyctrl.envtest.registry.validation.core import containers
+from pyctrl._apiserver.apimachinery.fields import SelectorError, selector_from_object
+from pyctrl._apiserver.registry.validation import meta as _meta
+from pyctrl._apiserver.registry.validation.core import containers
 
 
 def _label_selector_json(selector: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from pyctrl._apiextensions.gofmt import go_json_kind
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     Cause,
     field_duplicate,
     field_forbidden,
@@ -21,7 +21,7 @@ from pyctrl.envtest.apimachinery.errors import (
     field_required,
     field_too_long,
 )
-from pyctrl.envtest.registry.validation import meta as _meta
+from pyctrl._apiserver.registry.validation import meta as _meta
 
 _CONFIG_KEY_MSG = (
     "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from pyctrl._apiextensions.names import is_qualified_name
-from pyctrl.envtest.apimachinery.errors import Cause, GoStruct, field_invalid, field_required
-from pyctrl.envtest.registry.validation import meta as _meta
+from pyctrl._apiserver.apimachinery.errors import Cause, GoStruct, field_invalid, field_required
+from pyctrl._apiserver.registry.validation import meta as _meta
 
 _LIMITS = (("reportingInstance", 128), ("action", 128), ("reason", 128))
 _NOTE_LIMIT = 1024

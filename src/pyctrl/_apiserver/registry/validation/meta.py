@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from pyctrl._apiextensions.names import is_label_value, is_qualified_name
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     Cause,
     GoStruct,
     field_forbidden,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from pyctrl._apiextensions.names import is_qualified_name
-from pyctrl.envtest.apimachinery.errors import (
+from pyctrl._apiserver.apimachinery.errors import (
     Cause,
     GoStruct,
     field_duplicate,
@@ -21,8 +21,8 @@ from pyctrl.envtest.apimachinery.errors import (
     field_not_supported,
     field_required,
 )
-from pyctrl.envtest.registry.validation import meta as _meta
-from pyctrl.envtest.registry.validation import net as _net
+from pyctrl._apiserver.registry.validation import meta as _meta
+from pyctrl._apiserver.registry.validation import net as _net
 
 SUPPORTED_TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 _PROTOCOLS = ["SCTP", "TCP", "UDP"]
