@@ -6,16 +6,14 @@ created with only a selector and a template comes back with ``replicas: 1``, a R
 strategy of 25%/25%, ``revisionHistoryLimit: 10``, ``progressDeadlineSeconds: 600``, and pod
 templates whose containers have ``imagePullPolicy``, ``terminationMessagePath`` and friends.
 Operators observe these values (and diff against them), so the embedded server applies the
-ones this module lists. All functions work in place on plain dicts.
+ones this module lists, each called by its kind's strategy (``registry/<group>/<kind>``).
+All functions work in place on plain dicts.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
 from typing import Any
-
-Defaulter = Callable[[dict[str, Any]], None]
 
 
 def _image_pull_policy(image: str) -> str:
@@ -402,7 +400,7 @@ def validating_webhooks(obj: dict[str, Any]) -> None:
     _webhook_config(obj, False)
 
 
-def _subjects(obj: dict[str, Any]) -> None:
+def subjects(obj: dict[str, Any]) -> None:
     """``SetDefaults_RoleBinding``/``ClusterRoleBinding`` and ``SetDefaults_Subject``."""
     role_ref = obj.get("roleRef")
     if isinstance(role_ref, dict) and not role_ref.get("apiGroup"):
@@ -437,33 +435,3 @@ def pod_template(obj: dict[str, Any]) -> None:
 def pvc(obj: dict[str, Any]) -> None:
     """``SetDefaults_PersistentVolumeClaim``."""
     obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
-
-
-DEFAULTERS: dict[tuple[str, str], Defaulter] = {
-    ("", "Pod"): pod,
-    ("", "Service"): service,
-    ("", "Secret"): secret,
-    ("", "Namespace"): namespace,
-    ("", "ReplicationController"): replicationcontroller,
-    ("", "PersistentVolumeClaim"): pvc,
-    ("", "PodTemplate"): pod_template,
-    ("apps", "Deployment"): deployment,
-    ("apps", "ReplicaSet"): replicaset,
-    ("apps", "StatefulSet"): statefulset,
-    ("apps", "DaemonSet"): daemonset,
-    ("batch", "Job"): job,
-    ("batch", "CronJob"): cronjob,
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): crd,
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): mutating_webhooks,
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): validating_webhooks,
-    ("rbac.authorization.k8s.io", "RoleBinding"): _subjects,
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _subjects,
-    ("networking.k8s.io", "NetworkPolicy"): network_policy,
-}
-
-
-def apply_builtin_defaults(group: str, kind: str, obj: dict[str, Any]) -> None:
-    """Run the defaulter of (group, kind) on ``obj`` in place, if it has one."""
-    defaulter = DEFAULTERS.get((group, kind))
-    if defaulter is not None:
-        defaulter(obj)

@@ -11,10 +11,10 @@ parts live beside it:
 - `listing`: selectors, ``resourceVersion`` semantics, continue-token paging;
 - `admit`: admission calls and the NamespaceLifecycle check; `apply`: server-side apply
   and managedFields; `decoding`: the codec; `conversion`: versions; `scale`: ``/scale``;
-- `rest`: the per-type strategy interface, and `strategies` which type has which
-  (`core.namespace`, `core.service`, `core.pod`, `core.secret`, `core.configmap`,
-  `batch.job`, `apiextensions.customresourcedefinition`,
-  `apiextensions.customresource`, the default for every other type).
+- `rest`: the per-type strategy interface, and `strategies` which type has which (one
+  module per kind under ``core/``, ``apps/``, ``batch/``, ``coordination/``,
+  ``admissionregistration/``, ``rbac/``, ``networking/``, ``apiextensions/``, holding the
+  kind's defaults and validation; the default for every other type).
 
 :class:`API` is driven by the HTTP layer (`endpoints.server`) and by the built-in
 controllers (`controllers`: garbage collector, namespace and CRD cleanup), which use the
@@ -243,6 +243,22 @@ class API:
         """PATCH with one of the four patch types; returns (external object, created)."""
         return await self.writer.patch(
             rt, namespace, name, patch_type, patch, opts=opts, subresource=subresource
+        )
+
+    async def finalize_namespace(
+        self, rt: ResourceType, name: str, body: dict[str, Any], opts: WriteOptions
+    ) -> tuple[dict[str, Any], bool]:
+        """PUT of ``namespaces/<name>/finalize``: replace only ``spec.finalizers``."""
+        self.check_type_meta(rt, body)
+        strategy = self.strategies.namespaces
+        return await self.writer.guaranteed_update(
+            rt,
+            "",
+            name,
+            strategy.finalize(name, body),
+            opts,
+            subresource="finalize",
+            create_allowed=False,
         )
 
     async def update_scale(

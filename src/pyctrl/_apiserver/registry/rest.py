@@ -20,10 +20,10 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiserver.apimachinery.errors import invalid
-from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry import validation as _validation
 from pyctrl._apiserver.registry.decoding import clean_meta, decode_builtin
 from pyctrl._apiserver.registry.meta import CRDS, deep_copy, meta_of, now_rfc3339, ro_meta
+from pyctrl._apiserver.registry.validation.meta import meta_update
 from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
@@ -55,8 +55,7 @@ class Strategy:
         clean_meta(obj)
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
-        """Apply the type's defaults (the defaulting of decoding)."""
-        _defaults.apply_builtin_defaults(rt.storage_key[0], rt.kind, obj)
+        """Apply the kind's defaults (``SetDefaults_<Kind>``, the defaulting of decoding)."""
 
     def after_mutating_admission(
         self, rt: ResourceType, operation: str, obj: dict[str, Any], mutated: bool
@@ -91,8 +90,30 @@ class Strategy:
     def validate(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> list[Cause]:
-        """``Validate`` (``old`` None) or ``ValidateUpdate``: the type's own rules."""
-        return _validation.validate_builtin(rt, obj, old)
+        """Everything checked on a write of a built-in object, in kube-apiserver's order.
+
+        The common metadata checks of ``rest.BeforeCreate`` and ``rest.BeforeUpdate``
+        around the kind's `validate_create`, `validate_update` or `validate_status_update`.
+        """
+        return _validation.validate_builtin_object(self, rt, obj, old)
+
+    def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
+        """``Validate``: the kind's rules for a new object (here: its metadata)."""
+        return _validation.default_create(rt, obj)
+
+    def validate_update(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
+    ) -> list[Cause]:
+        """``ValidateUpdate``: the metadata update, then the create rules."""
+        kube = _validation.kube_group(rt)
+        return meta_update(obj, old, kube=kube) + self.validate_create(rt, obj)
+
+    def validate_status_update(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
+    ) -> list[Cause] | None:
+        """The status strategy's ``ValidateUpdate``; None: the kind has none of its own."""
+        del rt, obj, old
+        return None
 
     # --- update (RESTUpdateStrategy) -----------------------------------------------------
 
@@ -224,7 +245,7 @@ def validate(
     """422 with every problem of the object's metadata and of the type's own rules."""
     if not rt.crd_name and rt.storage_key != CRDS:
         # Built-in kinds: the common checks and the type's strategy, in kube's order.
-        causes = _validation.validate_builtin_object(rt, obj, old)
+        causes = strategy.validate(rt, obj, old)
         if causes:
             name = ro_meta(obj).get("name") or ro_meta(obj).get("generateName") or ""
             # The internal type's kind names the error: core's Event for events.k8s.io too.

@@ -7,22 +7,18 @@ allows create on update, answering 201.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pyctrl._apiserver.apimachinery.errors import not_found
 from pyctrl._apiserver.endpoints.handlers.decode import check_body_kind, check_name, decode_object
 from pyctrl._apiserver.endpoints.handlers.rest import render_one, write_options
 from pyctrl._apiserver.endpoints.negotiation import negotiate_request
 from pyctrl._apiserver.endpoints.responsewriters import respond
-from pyctrl._apiserver.registry.generic import meta_of
 
 if TYPE_CHECKING:
     from aiohttp import web
 
     from pyctrl._apiserver.endpoints.handlers.rest import Scope
     from pyctrl._apiserver.endpoints.request import Target
-    from pyctrl._apiserver.registry.generic import WriteOptions
-    from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["update_resource"]
 
@@ -46,7 +42,7 @@ async def update_resource(scope: Scope, request: web.Request, target: Target) ->
     check_body_kind(scope.registry, rt, body)
     check_name(rt, target.name, body)
     if target.subresource == "finalize":
-        obj, created = await _finalize(scope, rt, target.name, body, opts)
+        obj, created = await scope.api.finalize_namespace(rt, target.name, body, opts)
     else:
         obj, created = await scope.api.update(
             rt, namespace, target.name, body, opts=opts, subresource=target.subresource
@@ -57,25 +53,4 @@ async def update_resource(scope: Scope, request: web.Request, target: Target) ->
         201 if created else 200,
         neg,
         opts.warnings,
-    )
-
-
-async def _finalize(
-    scope: Scope, rt: ResourceType, name: str, body: dict[str, Any], opts: WriteOptions
-) -> tuple[dict[str, Any], bool]:
-    """``namespaces/<name>/finalize``: replace only ``spec.finalizers``."""
-    finalizers = (body.get("spec") or {}).get("finalizers") or []
-    rv = meta_of(body).get("resourceVersion")
-
-    def mutate(existing: dict[str, Any] | None) -> dict[str, Any]:
-        if existing is None:
-            raise not_found("", "namespaces", name)
-        existing.setdefault("spec", {})["finalizers"] = list(finalizers)
-        if rv:
-            meta_of(existing)["resourceVersion"] = rv
-        return existing
-
-    scope.api.check_type_meta(rt, body)
-    return await scope.api.writer.guaranteed_update(
-        rt, "", name, mutate, opts, subresource="finalize", create_allowed=False
     )

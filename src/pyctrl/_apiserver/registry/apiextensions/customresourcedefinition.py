@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl._apiextensions.crd_validation import validate_crd
 from pyctrl._apiserver.apimachinery.errors import Cause
+from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, set_condition
 from pyctrl._apiserver.registry.rest import Strategy
@@ -41,6 +42,10 @@ class CustomResourceDefinitionStrategy(Strategy):
     def __init__(self) -> None:
         self.reconciler: CRDReconciler | None = None
         """Told of every created or updated CRD (set by the CRD controller)."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_CustomResourceDefinition``: conversion, scope, versions' defaults."""
+        _defaults.crd(obj)
 
     def reset_status_on_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """No accepted names yet; the storage version as the only stored one."""

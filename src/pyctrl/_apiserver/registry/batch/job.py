@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of
 from pyctrl._apiserver.registry.rest import Strategy
+from pyctrl._apiserver.registry.validation import apps as _apps
 
 if TYPE_CHECKING:
+    from pyctrl._apiserver.apimachinery.errors import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["JobStrategy"]
@@ -20,6 +22,14 @@ __all__ = ["JobStrategy"]
 
 class JobStrategy(Strategy):
     """The rules of Jobs."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_Job``."""
+        _defaults.job(obj)
+
+    def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
+        """``ValidateJob``."""
+        return _apps.validate_job(obj)
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """The selector (and template labels) generated from the new uid."""

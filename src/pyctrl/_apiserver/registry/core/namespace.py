@@ -2,27 +2,35 @@
 
 A Namespace starts ``Active`` with the ``kubernetes`` finalizer in its spec and the
 ``kubernetes.io/metadata.name`` label; an update keeps that label and the spec's
-finalizers (only ``/finalize`` changes them). Deleting one marks it ``Terminating``
-(the namespace controller empties it, then removes the finalizers) instead of removing
-it; ``default``, ``kube-system`` and ``kube-public`` may not be deleted.
+finalizers (only ``/finalize`` changes them, through `NamespaceStrategy.finalize`).
+Deleting one marks it ``Terminating`` (the namespace controller empties it, then removes
+the finalizers) instead of removing it; ``default``, ``kube-system`` and ``kube-public``
+may not be deleted.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import forbidden
+from pyctrl._apiserver.apimachinery.errors import forbidden, not_found
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
 from pyctrl._apiserver.registry.rest import Strategy
+from pyctrl._apiserver.registry.validation import core as _core
+from pyctrl._apiserver.registry.validation.meta import meta_update
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyctrl._apiserver.apimachinery.errors import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
 
 __all__ = ["IMMORTAL_NAMESPACES", "NamespaceStrategy"]
+
+Obj = dict[str, Any]
 
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 """Namespaces that may not be deleted (the NamespaceLifecycle admission plugin's)."""
@@ -30,6 +38,26 @@ IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 class NamespaceStrategy(Strategy):
     """The rules of Namespaces."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_Namespace``: the phase, the finalizer and the name label."""
+        _defaults.namespace(obj)
+
+    def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
+        """``ValidateNamespace``."""
+        return _core.validate_namespace(obj)
+
+    def validate_update(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
+    ) -> list[Cause]:
+        """``ValidateNamespaceUpdate``: the metadata update."""
+        return meta_update(obj, old, kube=True)
+
+    def validate_status_update(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
+    ) -> list[Cause] | None:
+        """``ValidateNamespaceStatusUpdate``."""
+        return _core.validate_namespace_status_update(obj, old)
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """The ``kubernetes`` finalizer, the name label and the ``Active`` phase."""
@@ -52,6 +80,25 @@ class NamespaceStrategy(Strategy):
                 spec["finalizers"] = deep_copy(old_fins)
             else:
                 spec.pop("finalizers", None)
+
+    def finalize(self, name: str, body: dict[str, Any]) -> Callable[[Obj | None], Obj]:
+        """The update loop's step of ``namespaces/<name>/finalize`` (``FinalizeREST``).
+
+        Only ``spec.finalizers`` is taken from ``body`` (and its ``resourceVersion`` as a
+        precondition); 404 when the Namespace is gone.
+        """
+        finalizers = list((body.get("spec") or {}).get("finalizers") or [])
+        rv = ro_meta(body).get("resourceVersion")
+
+        def mutate(existing: Obj | None) -> Obj:
+            if existing is None:
+                raise not_found("", "namespaces", name)
+            existing.setdefault("spec", {})["finalizers"] = list(finalizers)
+            if rv:
+                meta_of(existing)["resourceVersion"] = rv
+            return existing
+
+        return mutate
 
     def should_delete_during_update(self, new: dict[str, Any], existing: dict[str, Any]) -> bool:
         """A terminating Namespace goes once its spec's finalizers are gone too."""

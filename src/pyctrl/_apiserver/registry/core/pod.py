@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.rest import Strategy
+from pyctrl._apiserver.registry.validation import core as _core
 
 if TYPE_CHECKING:
+    from pyctrl._apiserver.apimachinery.errors import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions
     from pyctrl._apiserver.scheme.resources import ResourceType
 
@@ -22,6 +24,14 @@ __all__ = ["PodStrategy"]
 
 class PodStrategy(Strategy):
     """The rules of Pods."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_Pod`` and the pod spec's defaults."""
+        _defaults.pod(obj)
+
+    def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
+        """``ValidatePodCreate``: metadata, containers, restart policy."""
+        return _core.validate_pod(obj)
 
     def reset_status_on_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``Pending``, with the QoS class the spec gives."""

@@ -14,12 +14,13 @@ import ipaddress
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiserver.apimachinery.errors import field_invalid, internal, invalid
+from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.meta import SERVICES, deep_copy, meta_of
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import service as _service_validation
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import StatusError
+    from pyctrl._apiserver.apimachinery.errors import Cause, StatusError
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store, StoreEvent
 
@@ -91,6 +92,26 @@ class ServiceStrategy(Strategy):
         self.ips = IPAllocator()
         """What is allocated (follows every stored Service)."""
         store.add_listener(self._on_event)
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_Service``: type, session affinity, ports' protocols and targets."""
+        _defaults.service(obj)
+
+    def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
+        """``ValidateServiceCreate``."""
+        return _service_validation.validate_service_create(obj)
+
+    def validate_update(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
+    ) -> list[Cause]:
+        """``ValidateServiceUpdate``, with the cluster IPs the allocator kept."""
+        return _service_validation.validate_service_update_allocating(obj, old)
+
+    def validate_status_update(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
+    ) -> list[Cause] | None:
+        """``ValidateServiceStatusUpdate``: the load balancer's ingress."""
+        return _service_validation.validate_service_status_update(obj, old)
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """Refuse an unallocatable address or port before validation, as kube-apiserver does.

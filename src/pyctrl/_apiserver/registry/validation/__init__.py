@@ -20,15 +20,10 @@ rules listed in docs/envtest-server.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl._apiserver.apimachinery.errors import Cause, field_required
-from pyctrl._apiserver.registry.validation import apps as _apps
-from pyctrl._apiserver.registry.validation import core as _core
-from pyctrl._apiserver.registry.validation import events as _events
 from pyctrl._apiserver.registry.validation import meta as _meta
-from pyctrl._apiserver.registry.validation import service as _service
 from pyctrl._apiserver.registry.validation.core import base64_problem
 from pyctrl._apiserver.registry.validation.meta import (
     LABEL1035_MSG,
@@ -46,7 +41,10 @@ __all__ = [
     "LABEL1123_MSG",
     "STANDARD_FINALIZERS",
     "SUBDOMAIN_MSG",
+    "KindRules",
     "base64_problem",
+    "default_create",
+    "kube_group",
     "name_problems",
     "validate_builtin",
     "validate_builtin_object",
@@ -55,12 +53,9 @@ __all__ = [
 ]
 
 Obj = dict[str, Any]
-_Create = Callable[[Obj], list[Cause]]
-_Update = Callable[[Obj, Obj], list[Cause]]
 
 # Groups whose validation uses core's ValidateObjectMeta (with its finalizer-name check).
 _KUBE_GROUPS = frozenset({"", "apps", "batch", "coordination.k8s.io"})
-_WORKLOADS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"})
 
 
 def validate_object_meta(rt: ResourceType, obj: Obj) -> list[Cause]:
@@ -75,57 +70,14 @@ def validate_meta_update(new: Obj, old: Obj) -> list[Cause]:
     return _meta.meta_update(new, old)
 
 
-def _default_create(rt: ResourceType) -> _Create:
-    kube = rt.storage_key[0] in _KUBE_GROUPS
-
-    def create(obj: Obj) -> list[Cause]:
-        return _meta.object_meta(obj, rt.name_rule, namespaced=rt.namespaced, kube=kube)
-
-    return create
+def kube_group(rt: ResourceType) -> bool:
+    """Whether ``rt``'s validation uses core's ``ValidateObjectMeta`` (finalizer names too)."""
+    return rt.storage_key[0] in _KUBE_GROUPS
 
 
-def _strategy(rt: ResourceType) -> tuple[_Create, _Update | None, _Update | None]:
-    """(Validate, ValidateUpdate, status ValidateUpdate) of ``rt``'s strategy."""
-    group, kind = rt.storage_key[0], rt.kind
-    if group == "" and kind == "Event":
-        strict = rt.group == "events.k8s.io"
-
-        def event(obj: Obj) -> list[Cause]:
-            return _events.validate_event(obj, strict=strict)
-
-        def event_update(obj: Obj, old: Obj) -> list[Cause]:
-            return _events.validate_event_update(obj, old, strict=strict)
-
-        return event, event_update, None
-    if group == "" and kind == "Service":
-        return (
-            _service.validate_service_create,
-            _service.validate_service_update_allocating,
-            _service.validate_service_status_update,
-        )
-    if group == "" and kind == "ConfigMap":
-        return _core.validate_configmap, _core.validate_configmap_update, None
-    if group == "" and kind == "Secret":
-        return _core.validate_secret, _core.validate_secret_update, None
-    if group == "" and kind == "Namespace":
-        return (
-            _core.validate_namespace,
-            lambda obj, old: _meta.meta_update(obj, old, kube=True),
-            _core.validate_namespace_status_update,
-        )
-    if group == "" and kind == "Pod":
-        return _core.validate_pod, None, None
-    if group == "apps" and kind in _WORKLOADS:
-        return (
-            lambda obj: _apps.validate_workload(obj, None),
-            _apps.validate_workload,
-            None,
-        )
-    if group == "batch" and kind == "Job":
-        return _apps.validate_job, None, None
-    if group == "coordination.k8s.io" and kind == "Lease":
-        return _apps.validate_lease, None, None
-    return _default_create(rt), None, None
+def default_create(rt: ResourceType, obj: Obj) -> list[Cause]:
+    """The ``Validate`` of a type without rules of its own: its object metadata."""
+    return _meta.object_meta(obj, rt.name_rule, namespaced=rt.namespaced, kube=kube_group(rt))
 
 
 def _as_storage(rt: ResourceType, obj: Obj) -> Obj:
@@ -140,27 +92,43 @@ def _is_status_write(obj: Obj, old: Obj) -> bool:
     return all(obj.get(k) == old.get(k) for k in {*obj, *old} if k not in ("status", "metadata"))
 
 
-def validate_builtin(rt: ResourceType, obj: Obj, old: Obj | None) -> list[Cause]:
-    """The type's strategy validation of a built-in object (create, update or status update)."""
-    create, update, status_update = _strategy(rt)
+class KindRules(Protocol):
+    """A built-in kind's validation, as its strategy (`pyctrl._apiserver.registry.rest`) has it."""
+
+    def validate_create(self, rt: ResourceType, obj: Obj) -> list[Cause]:
+        """``Validate``."""
+        ...
+
+    def validate_update(self, rt: ResourceType, obj: Obj, old: Obj) -> list[Cause]:
+        """``ValidateUpdate``."""
+        ...
+
+    def validate_status_update(self, rt: ResourceType, obj: Obj, old: Obj) -> list[Cause] | None:
+        """The status strategy's ``ValidateUpdate``; None for a kind without one."""
+        ...
+
+
+def validate_builtin(rules: KindRules, rt: ResourceType, obj: Obj, old: Obj | None) -> list[Cause]:
+    """The kind's strategy validation of a built-in object (create, update or status update)."""
     obj = _as_storage(rt, obj)
     if old is None:
-        return create(obj)
+        return rules.validate_create(rt, obj)
     old = _as_storage(rt, old)
-    if status_update is not None and _is_status_write(obj, old):
-        return status_update(obj, old)
-    if update is not None:
-        return update(obj, old)
-    kube = rt.storage_key[0] in _KUBE_GROUPS
-    return _meta.meta_update(obj, old, kube=kube) + create(obj)
+    if _is_status_write(obj, old):
+        status = rules.validate_status_update(rt, obj, old)
+        if status is not None:
+            return status
+    return rules.validate_update(rt, obj, old)
 
 
-def validate_builtin_object(rt: ResourceType, obj: Obj, old: Obj | None) -> list[Cause]:
+def validate_builtin_object(
+    rules: KindRules, rt: ResourceType, obj: Obj, old: Obj | None
+) -> list[Cause]:
     """Everything kube-apiserver checks on a write of a built-in object, in its order."""
     if not isinstance(obj.get("metadata"), dict):
         return [field_required("metadata", "")]
     common = _meta.object_meta(_as_storage(rt, obj), "path", namespaced=rt.namespaced)
     if old is None:
-        return validate_builtin(rt, obj, old) or common
+        return validate_builtin(rules, rt, obj, old) or common
     update = _meta.meta_update(_as_storage(rt, obj), _as_storage(rt, old))
-    return common + update + validate_builtin(rt, obj, old)
+    return common + update + validate_builtin(rules, rt, obj, old)
