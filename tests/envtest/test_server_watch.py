@@ -12,6 +12,7 @@ from kubernetes_asyncio import client as k8s
 
 from pyctrl._apiserver.endpoints.server import APIServer
 from pyctrl._apiserver.registry.generic import WriteOptions
+from pyctrl.clock import FakeClock
 from pyctrl.envtest import Environment
 from pyctrl.testing import eventually
 from tests.envtest.conftest import Kube, server_config
@@ -355,3 +356,23 @@ async def test_closing_the_connection_ends_the_watch_at_once(
         await eventually(lambda: open_watches(1), within=5)
     # No event of the kind follows: only the closed connection can end the watch.
     await eventually(lambda: open_watches(0), within=2)
+
+
+@pytest.mark.embedded_only
+async def test_bookmarks_and_timeouts_follow_the_server_clock() -> None:
+    """On a FakeClock, bookmarks and ``timeoutSeconds`` come when the test moves time."""
+    clock = FakeClock()
+    srv = APIServer(tokens=["token"], ssl_context=None, clock=clock, bookmark_interval=60)
+    async with srv, k8s.ApiClient(server_config(srv, "token")) as api:
+        client = Kube(api)
+        path = "/api/v1/namespaces/default/configmaps"
+        rv = (await client.get_ok(path))["metadata"]["resourceVersion"]
+        params = {"resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": "600"}
+        async with watch(client, path, **params) as stream:
+            await clock.wait_for_timers(1)
+            assert clock.next_deadline == 60.0
+            clock.advance(60)
+            assert (await stream.next())["type"] == "BOOKMARK"
+            await clock.wait_for_timers(1)
+            clock.set(600)
+            assert await stream.ended()

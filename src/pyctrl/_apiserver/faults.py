@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyctrl._apiserver.apimachinery.errors import StatusError
+from pyctrl.clock import Clock, RealClock
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -85,7 +86,10 @@ class Faults:
         drop_watches: Callable[[], int],
         compact: Callable[[], None],
         restart: Callable[[], Awaitable[None]],
+        clock: Clock | None = None,
     ) -> None:
+        self.clock: Clock = clock or RealClock()
+        """The clock injected latency and watch delays are measured on."""
         self._drop_watches = drop_watches
         self._compact = compact
         self._restart = restart

@@ -124,7 +124,7 @@ async def inject_faults(faults: Faults, verb: str, names: tuple[str, ...]) -> No
         return
     delay = faults.latency_for(verb, names)
     if delay > 0:
-        await asyncio.sleep(delay)
+        await faults.clock.sleep(delay)
     failure = faults.failure_for(verb, names)
     if failure is not None:
         raise failure

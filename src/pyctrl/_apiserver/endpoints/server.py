@@ -54,6 +54,7 @@ from pyctrl._apiserver.registry.generic import API, NAMESPACES, WriteOptions, me
 from pyctrl._apiserver.scheme.resources import Registry, ResourceType, builtin_types
 from pyctrl._apiserver.storage.store import Store
 from pyctrl._apiserver.storage.watch import WatchHub
+from pyctrl.clock import Clock, RealClock
 from pyctrl.log import get_logger
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class APIServer:
         garbage_collector: bool = True,
         bookmark_interval: float = 60.0,
         watch_queue_size: int = 10_000,
+        clock: Clock | None = None,
     ) -> None:
         if bookmark_interval <= 0:
             raise ValueError(f"bookmark_interval must be positive, got {bookmark_interval}")
@@ -92,6 +94,8 @@ class APIServer:
         self._ssl = ssl_context
         self.host = host
         self.port = port
+        self.clock: Clock = clock or RealClock()
+        """The server's time: watch timeouts, bookmarks, injected latency and watch delays."""
         self.bookmark_interval = bookmark_interval
         self.watch_queue_size = watch_queue_size
         self.sharded_list_and_watch = True
@@ -114,7 +118,10 @@ class APIServer:
             self.api, self.crd_controller, garbage_collector=garbage_collector
         )
         self.faults = Faults(
-            drop_watches=self._drop_watches, compact=self._compact, restart=self.restart
+            drop_watches=self._drop_watches,
+            compact=self._compact,
+            restart=self.restart,
+            clock=self.clock,
         )
         self.url = ""
         self._runner: web.AppRunner | None = None

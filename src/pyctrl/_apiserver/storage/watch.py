@@ -23,9 +23,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from pyctrl.clock import RealClock
+
 if TYPE_CHECKING:
     from pyctrl._apiserver.apimachinery.fields import FieldSelector, LabelSelector
     from pyctrl._apiserver.storage.store import StorageKey, StoreEvent
+    from pyctrl.clock import Clock, TimerHandle
 
 
 class View(Protocol):
@@ -68,8 +71,10 @@ class Watcher:
         render_first: Callable[[str, dict[str, Any]], bytes] | None = None,
         shard: Callable[[dict[str, Any]], bool] | None = None,
         event_delay: Callable[[], float] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.key = key
+        self._clock: Clock = clock or RealClock()
         self.shard = shard
         self.namespace = namespace
         self.labels = labels
@@ -84,7 +89,7 @@ class Watcher:
         # Injected latency (Faults.delay_watch_events): events held until they are due.
         self._event_delay = event_delay
         self._delayed: deque[tuple[float, StoreEvent]] = deque()
-        self._release_handle: asyncio.TimerHandle | None = None
+        self._release_handle: TimerHandle | None = None
         self.closed = False
         self.close_reason = ""
         self.hub: WatchHub | None = None
@@ -108,21 +113,19 @@ class Watcher:
             return
         delay = self._event_delay() if self._event_delay is not None else 0.0
         if delay > 0 or self._delayed:
-            loop = asyncio.get_running_loop()
-            self._delayed.append((loop.time() + delay, event))
+            self._delayed.append((self._clock.now() + delay, event))
             if self._release_handle is None:
-                self._release_handle = loop.call_at(self._delayed[0][0], self._release)
+                self._release_handle = self._clock.call_at(self._delayed[0][0], self._release)
             return
         self._offer_now(event)
 
     def _release(self) -> None:
         self._release_handle = None
-        loop = asyncio.get_running_loop()
-        now = loop.time()
+        now = self._clock.now()
         while self._delayed and self._delayed[0][0] <= now and not self.closed:
             self._offer_now(self._delayed.popleft()[1])
         if self._delayed and not self.closed:
-            self._release_handle = loop.call_at(self._delayed[0][0], self._release)
+            self._release_handle = self._clock.call_at(self._delayed[0][0], self._release)
 
     def bookmark_rv(self, current: int) -> int:
         """The version a bookmark may carry now: none past an event still held back."""
@@ -208,21 +211,16 @@ class Watcher:
         """How many event lines wait to be written."""
         return len(self._queue)
 
-    async def wait(self, seconds: float | None) -> None:
-        """Return when events are queued, the watcher closes, or ``seconds`` pass."""
+    async def wait(self, deadline: float | None) -> None:
+        """Return when events are queued, the watcher closes, or the clock reaches ``deadline``."""
         if self._queue or self.closed:
             return
-        loop = asyncio.get_running_loop()
-        self._waiter = loop.create_future()
+        self._waiter = asyncio.get_running_loop().create_future()
         try:
-            if seconds is None:
+            async with self._clock.timeout_at(deadline):
                 await self._waiter
-            else:
-                try:
-                    async with asyncio.timeout(max(seconds, 0.0)):
-                        await self._waiter
-                except TimeoutError:
-                    pass
+        except TimeoutError:
+            pass
         finally:
             self._waiter = None
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from pyctrl._apiserver.scheme.resources import Registry, ResourceType
     from pyctrl._apiserver.storage.store import Store
     from pyctrl._apiserver.storage.watch import WatchHub
+    from pyctrl.clock import Clock
 
 __all__ = [
     "INCLUDE_VALUES",
@@ -73,6 +74,7 @@ class Scope(Protocol):
     faults: Faults
     authn: Authenticator
     authz: Authorizer
+    clock: Clock
     bookmark_interval: float
     watch_queue_size: int
     sharded_list_and_watch: bool

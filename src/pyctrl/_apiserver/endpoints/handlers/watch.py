@@ -217,6 +217,7 @@ def _watcher(
         render_first=view.render_first if isinstance(view, _TableView) else None,
         shard=shard.matches if shard is not None else None,
         event_delay=functools.partial(scope.faults.watch_delay_for, (rt.plural, rt.qualified)),
+        clock=scope.clock,
     )
 
 
@@ -355,11 +356,11 @@ async def _stream(
     timeout_s: float,
     bookmarks: bool,
 ) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
+    clock = scope.clock
+    deadline = clock.now() + timeout_s
     bookmark_at = float("inf")
     if bookmarks:
-        bookmark_at = next_bookmark(loop.time(), deadline, scope.bookmark_interval)
+        bookmark_at = next_bookmark(clock.now(), deadline, scope.bookmark_interval)
     while True:
         chunks = watcher.drain()
         if chunks:
@@ -376,7 +377,7 @@ async def _stream(
             continue
         if watcher.closed:
             break
-        now = loop.time()
+        now = clock.now()
         if now >= deadline:
             break
         if now >= bookmark_at:
@@ -391,7 +392,7 @@ async def _stream(
             break
         # A client that closes the connection cancels this handler (the server's
         # handler cancellation), so waiting needs no poll of the transport.
-        await watcher.wait(min(deadline, bookmark_at) - now)
+        await watcher.wait(min(deadline, bookmark_at))
         # One more turn of the loop lets writes in flight queue their events too, so
         # a busy server sends them to each watcher in one write instead of many.
         await asyncio.sleep(0)
