@@ -743,3 +743,36 @@ async def test_cel_transition_rule_checks_updates_only(
     )
     status, _, _ = await kube.patch(f"{path}/sized", {"metadata": {"labels": {"a": "b"}}})
     assert status == 200
+
+
+async def test_negative_scale_is_invalid_as_the_custom_resource(
+    env: Environment, kube: Kube, ns: str, group: str
+) -> None:
+    """A negative scale is the custom resource's 422: the schema's cause, then the scale's.
+
+    apiextensions writes a Scale's replicas into the object unvalidated; the custom
+    resource's validation then reports its schema (``spec.replicas``) and its scale
+    subresource (``.spec.replicas``, the path as the CRD writes it).
+    """
+    definition = crd(group)
+    schema = copy.deepcopy(SCHEMA)
+    schema["properties"]["spec"]["properties"]["replicas"]["minimum"] = 0
+    definition["spec"]["versions"][0]["schema"] = {"openAPIV3Schema": schema}
+    await install(env, definition)
+    path = f"/apis/{group}/v1/namespaces/{ns}/mysrvs"
+    await kube.create_ok(path, srv(group, "neg", port=1, replicas=2))
+    status, body, _ = await kube.patch(f"{path}/neg/scale", {"spec": {"replicas": -1}})
+    assert status == 422
+    assert (body["reason"], body["details"]["group"], body["details"]["kind"]) == (
+        "Invalid",
+        group,
+        "MySrv",
+    )
+    assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [
+        (
+            "spec.replicas",
+            "Invalid value: -1: spec.replicas in body should be greater than or equal to 0",
+        ),
+        (".spec.replicas", "Invalid value: -1: should be a non-negative integer"),
+    ]
+    assert (await kube.get_ok(f"{path}/neg"))["spec"]["replicas"] == 2

@@ -508,7 +508,7 @@ def _validation_errors(
     )
 
 
-def _crd_version_errors(
+def _crd_version_errors(  # noqa: PLR0912 - one check per CRD version field, in apiextensions validation's order
     version: dict[str, Any], path: str, internal: _Internal, opts: _SchemaOpts
 ) -> list[FieldCause]:
     errs: list[FieldCause] = []

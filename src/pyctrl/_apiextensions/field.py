@@ -126,7 +126,7 @@ def _json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _json_kind(value: Any) -> str:
+def _json_kind(value: Any) -> str:  # noqa: PLR0911 - one return per JSON kind
     if value is None:
         return "null"
     if value is True or value is False:

@@ -242,7 +242,7 @@ def _go_num(v: int | float) -> str:
     return go_float(v) if isinstance(v, float) else str(v)
 
 
-def _correlate_item(node: _Node, old: Any, data: list[Any], i: int) -> tuple[bool, Any]:
+def _correlate_item(node: _Node, old: Any, data: list[Any], i: int) -> tuple[bool, Any]:  # noqa: PLR0911 - kube-openapi's ratcheting correlation, one case per list type
     """The old value correlated to item ``i`` for ratcheting (ratcheting.go)."""
     if not isinstance(old, list):
         return False, None
@@ -286,7 +286,7 @@ def _hashable(value: Any) -> Any:
 _NO_OLD: Final = object()
 
 
-def _validate_node(
+def _validate_node(  # noqa: PLR0912 - kube-openapi's SchemaValidator: one branch per schema keyword
     node: _Node, data: Any, path: str, old: Any = _NO_OLD, count: _Count | None = None
 ) -> list[_VErr]:
     """SchemaValidator.Validate, with ratcheting when ``old`` is given.
@@ -374,7 +374,7 @@ def _check_slice(
     return errs
 
 
-def _check_object(
+def _check_object(  # noqa: PLR0912 - kube-openapi's object validator: one branch per object keyword
     node: _Node, data: dict[str, Any], path: str, old: Any, count: _Count | None
 ) -> list[_VErr]:
     n = len(data)
@@ -427,7 +427,7 @@ def _dedupe(errs: list[_VErr]) -> list[_VErr]:
     return out
 
 
-def _check_props(node: _Node, data: Any, path: str, old: Any, count: _Count | None) -> list[_VErr]:
+def _check_props(node: _Node, data: Any, path: str, old: Any, count: _Count | None) -> list[_VErr]:  # noqa: PLR0912 - kube-openapi's properties validator: one branch per property rule
     errs: list[_VErr] = []
     quoted = go_quote(path)
     if node.any_of:

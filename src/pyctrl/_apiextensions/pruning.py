@@ -16,7 +16,7 @@ from pyctrl._apiextensions.objectmeta import _OBJECT_META_FIELDS, _object_meta_f
 # ---------------------------------------------------------------------------------------
 
 
-def _prune(
+def _prune(  # noqa: PLR0912 - schema/pruning's walk: one branch per node kind and extension
     x: Any, node: _Node | None, embedded: bool, dropped: list[str] | None, path: str
 ) -> None:
     """pruning.Prune: drop fields the schema does not specify.
@@ -227,7 +227,7 @@ def _copy_json(value: Any) -> Any:
     return value
 
 
-def _default(x: Any, node: _Node | None) -> None:
+def _default(x: Any, node: _Node | None) -> None:  # noqa: PLR0912 - schema/defaulting's walk: one branch per node kind
     """defaulting.Default."""
     if node is None or not node.has_defaults:
         return

@@ -1080,7 +1080,7 @@ _ROOT_ALLOWED_WITH_STATUS: Final = {
 }
 
 
-def _schema_validation_errors(
+def _schema_validation_errors(  # noqa: PLR0912 - the schema validation of CRD schemas, one branch per keyword
     schema: dict[str, Any], path: str, *, status_enabled: bool, opts: _SchemaOpts
 ) -> list[FieldCause]:
     """validateCustomResourceDefinitionValidation for one ``openAPIV3Schema``."""

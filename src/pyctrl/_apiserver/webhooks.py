@@ -95,6 +95,7 @@ import jsonpointer
 import orjson
 
 from pyctrl._apiextensions.gofmt import go_quote as _quote
+from pyctrl._apiextensions.gofmt import go_type
 from pyctrl._apiserver.apimachinery.errors import (
     Cause,
     StatusError,
@@ -170,23 +171,6 @@ class _CallingWebhookError(Exception):
     def __init__(self, webhook: str, reason: str) -> None:
         super().__init__(f"failed calling webhook {_quote(webhook)}: {reason}")
         self.webhook = webhook
-
-
-def _go_type(value: Any) -> str:
-    """The Go type an unstructured JSON value decodes to (for error messages)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    return "<nil>"
 
 
 def _warning_header(warnings: list[str]) -> str:
@@ -404,7 +388,7 @@ class _Client:
             raise _CallFailedError(f"couldn't get version/kind; json parse error: {exc}") from None
 
     @staticmethod
-    def _describe(exc: aiohttp.ClientError, target: _Target) -> str:
+    def _describe(exc: aiohttp.ClientError, target: _Target) -> str:  # noqa: PLR0911 - one message per client error, as the webhook client words them
         """The transport error as Go's net/http and crypto/tls word it."""
         if isinstance(exc, aiohttp.ClientConnectorCertificateError):
             cert_error = exc.certificate_error
@@ -515,7 +499,7 @@ def _is_namespace_resource(rt: ResourceType) -> bool:
     return rt.group == "" and rt.version == "v1" and rt.plural == "namespaces"
 
 
-def _rule_matches(
+def _rule_matches(  # noqa: PLR0911 - a rule's match: operations, groups, versions, resources, scope
     rule: dict[str, Any], rt: ResourceType, subresource: str, operation: str, namespace: str
 ) -> bool:
     """``rules.Matcher.Matches``."""
@@ -570,7 +554,7 @@ class _Answer:
     warnings: list[str] = field(default_factory=list)
 
 
-def _verify_admission_response(
+def _verify_admission_response(  # noqa: PLR0912 - VerifyAdmissionResponse: one refusal per field of the response
     uid: str, mutating: bool, review_version: str, answer: Any
 ) -> _Answer:
     """``VerifyAdmissionResponse``; ValueError with kube-apiserver's wording."""
@@ -904,7 +888,7 @@ class WebhookDispatcher:
 
     # --- mutating ------------------------------------------------------------------------
 
-    async def mutate(self, request: AdmissionRequest) -> dict[str, Any] | None:
+    async def mutate(self, request: AdmissionRequest) -> dict[str, Any] | None:  # noqa: PLR0912 - the mutating dispatcher: matching, reinvocation, patch and audit per webhook
         """Run the matching mutating webhooks; return the patched object (None: unchanged)."""
         if request.obj is None or self._exempt(request) or not self.server.store.count(MUTATING):
             return None
@@ -1085,7 +1069,7 @@ def _restore_object_meta(original: dict[str, Any], converted: dict[str, Any]) ->
         raise ValueError("missing metadata in converted object")
     response_meta = converted["metadata"]
     if not isinstance(response_meta, dict):
-        raise ValueError(f"invalid metadata of type {_go_type(response_meta)} in converted object")
+        raise ValueError(f"invalid metadata of type {go_type(response_meta)} in converted object")
     meta = orjson.loads(orjson.dumps(original.get("metadata") or {}))
     for name in ("labels", "annotations"):
         value = response_meta.get(name)
@@ -1094,12 +1078,12 @@ def _restore_object_meta(original: dict[str, Any], converted: dict[str, Any]) ->
             continue
         if not isinstance(value, dict):
             raise ValueError(
-                f"invalid metadata.{name} of type {_go_type(value)} in converted object"
+                f"invalid metadata.{name} of type {go_type(value)} in converted object"
             )
         for key, item in value.items():
             if not isinstance(item, str):
                 raise ValueError(
-                    f"metadata.{name}[{key}] must be a string, but is {_go_type(item)} in "
+                    f"metadata.{name}[{key}] must be a string, but is {go_type(item)} in "
                     "converted object"
                 )
         if value != (meta.get(name) or {}):
@@ -1259,7 +1243,7 @@ class WebhookConverter:
         if not isinstance(item, dict):
             raise _conversion_failure(
                 f"{subject} returned {where}: invalid type, expected=Unstructured, "
-                f"got={_go_type(item)}"
+                f"got={go_type(item)}"
             )
         got_version = str(item.get("apiVersion") or "")
         if got_version != desired_api_version:

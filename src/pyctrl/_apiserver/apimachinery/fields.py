@@ -159,7 +159,7 @@ def parse_field_selector(text: str) -> FieldSelector:
     return FieldSelector(tuple(reqs))
 
 
-def field_value(obj: dict[str, Any], path: str) -> str:
+def field_value(obj: dict[str, Any], path: str) -> str:  # noqa: PLR0911 - one return per field selector path kind
     """The string form of a dotted ``path`` in ``obj`` for field-selector matching."""
     cur: Any = obj
     for part in path.split("."):

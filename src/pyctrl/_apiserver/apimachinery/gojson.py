@@ -30,7 +30,7 @@ _FIND_KIND = (
 _OBJECT_KEY, _OBJECT_VALUE, _ARRAY_VALUE = 0, 1, 2
 
 
-def quote_char(c: int) -> str:
+def quote_char(c: int) -> str:  # noqa: PLR0911 - Go's quoteChar, one return per character class
     """Go's ``quoteChar``: one byte in single quotes, escaped as ``strconv.Quote`` does."""
     if c == 0x27:
         return "'\\''"
@@ -114,7 +114,7 @@ class _Scanner:
             return
         self.fail(c, "looking for beginning of object key string")
 
-    def end_value(self, c: int) -> None:
+    def end_value(self, c: int) -> None:  # noqa: PLR0911 - encoding/json's scanner stateEndValue, one return per parse state
         if not self.parse:
             self.step = self.end_top_step
             self.end_top = True

@@ -150,7 +150,7 @@ def _bracket(inner: str, path: str) -> _Step:
     return _Index(n, None, True)
 
 
-def _apply(step: _Step, values: list[Any]) -> list[Any]:
+def _apply(step: _Step, values: list[Any]) -> list[Any]:  # noqa: PLR0912 - client-go jsonpath's evaluation, one branch per step kind
     out: list[Any] = []
     for v in values:
         if isinstance(step, _Field):
@@ -191,7 +191,7 @@ def _recursive(value: Any, name: str) -> list[Any]:
     return out
 
 
-def _passes(f: _Filter, item: Any) -> bool:
+def _passes(f: _Filter, item: Any) -> bool:  # noqa: PLR0911 - client-go jsonpath's filter, one return per operator
     found = _evaluate(f.path, item)
     if f.op == "exists":
         return bool(found)

@@ -67,7 +67,7 @@ class Controllers:
         self._idle.clear()
         self._wake.set()
 
-    def _on_event(self, event: StoreEvent) -> None:
+    def _on_event(self, event: StoreEvent) -> None:  # noqa: PLR0912 - the controllers' event intake: one branch per kind of stored change
         obj, prev = event.obj, event.prev
         meta = _meta(obj)
         if event.key == NAMESPACES and meta.get("deletionTimestamp") and event.type != "DELETED":
@@ -150,7 +150,7 @@ class Controllers:
 
     # --- garbage collector ----------------------------------------------------------------
 
-    def _owner_state(self, ref: dict[str, Any], dependent_ns: str) -> str:
+    def _owner_state(self, ref: dict[str, Any], dependent_ns: str) -> str:  # noqa: PLR0911 - the garbage collector's owner lookup, one return per owner state
         """'solid', 'dangling', 'waiting' (foreground-deleting) or 'unknown'."""
         uid = ref.get("uid") or ""
         group, version = _split_api_version(str(ref.get("apiVersion") or ""))
@@ -176,7 +176,7 @@ class Controllers:
             return "waiting"
         return "solid"
 
-    def _attempt_to_delete(self, key: StorageKey, ns: str, name: str) -> None:
+    def _attempt_to_delete(self, key: StorageKey, ns: str, name: str) -> None:  # noqa: PLR0911 - attemptToDeleteItem's decisions, one return per outcome
         obj = self.api.store.get(key, ns, name)
         if obj is None:
             return

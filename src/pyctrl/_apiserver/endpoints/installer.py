@@ -86,7 +86,7 @@ def claimed(registry: Registry, path: str) -> bool:
     return parts[1] in _REVIEW_GROUPS or builtin_group(registry, parts[1])
 
 
-def route(registry: Registry, path: str) -> Target | None:
+def route(registry: Registry, path: str) -> Target | None:  # noqa: PLR0911, PLR0912 - the mux's and go-restful's path parsing, one return per refusal
     """The served resource of ``path``, or None where the mux answers 404."""
     parts = [p for p in path.split("/") if p != ""]
     if not parts or parts[0] not in ("api", "apis"):
@@ -125,7 +125,7 @@ def route(registry: Registry, path: str) -> Target | None:
     return Target(rt, namespace, name, sub, legacy_watch)
 
 
-def verb(request: web.Request, target: Target) -> str:
+def verb(request: web.Request, target: Target) -> str:  # noqa: PLR0911 - RequestInfo's verb, one return per HTTP method and target
     """The Kubernetes verb of a request, empty when its method has none on the path."""
     method = request.method
     watch = target.legacy_watch or truthy(request.query.get("watch"))
@@ -222,7 +222,7 @@ async def dispatch(scope: Scope, request: web.Request) -> web.StreamResponse:
     return await _serve(scope, request, target, name)
 
 
-async def _serve(
+async def _serve(  # noqa: PLR0911 - one handler per verb, as the installer's routes
     scope: Scope, request: web.Request, target: Target, name: str
 ) -> web.StreamResponse:
     rt = target.rt

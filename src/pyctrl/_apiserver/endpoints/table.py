@@ -28,7 +28,7 @@ Cells = list[Any]
 Printer = tuple[tuple[tuple[str, str, int], ...], Callable[[dict[str, Any], datetime], Cells]]
 
 
-def human_duration(seconds: float) -> str:
+def human_duration(seconds: float) -> str:  # noqa: PLR0911 - duration.HumanDuration, one return per magnitude
     """Kubernetes' ``duration.HumanDuration``: ``5s``, ``3m20s``, ``4h``, ``2d3h``, ``1y``."""
     s = int(seconds)
     if s < -1:
@@ -633,7 +633,7 @@ def date_cell(value: str, now: datetime) -> str:
     return human_duration((now - when).total_seconds())
 
 
-def _custom_cell(col: PrinterColumn, obj: dict[str, Any], now: datetime) -> Any:
+def _custom_cell(col: PrinterColumn, obj: dict[str, Any], now: datetime) -> Any:  # noqa: PLR0911 - one return per printer column type, as the CRD table convertor
     try:
         results = _jsonpath.find(obj, col.json_path)
     except _jsonpath.JSONPathError:

@@ -72,7 +72,7 @@ def load(raw: bytes | str) -> Any:
         loader.dispose()
 
 
-def _compose_first(loader: Any) -> tuple[Node | None, set[tuple[int, int]]]:
+def _compose_first(loader: Any) -> tuple[Node | None, set[tuple[int, int]]]:  # noqa: PLR0912, PLR0915 - go-yaml's composition with alias accounting, one branch per node event
     """The first document's root node, and its alias edges as (id(parent), child ordinal).
 
     ``loader`` is a `yaml.SafeLoader` (its parser is untyped in types-PyYAML).

@@ -841,7 +841,7 @@ def _fits(value: Any, kind: type) -> bool:
     return value is _MISSING or value is None or isinstance(value, kind)
 
 
-def _cmp(old: Any, new: Any, node: Node, pe: str, diff: _Diff) -> None:
+def _cmp(old: Any, new: Any, node: Node, pe: str, diff: _Diff) -> None:  # noqa: PLR0911 - structured-merge-diff's compare, one return per node kind
     """Compare one field or item, recording into ``diff`` (the parent's sets) under ``pe``.
 
     A null counts as an empty value of the other side's shape, but as present: only a
@@ -1012,7 +1012,7 @@ def _merge_items(live: list[Any], config: list[Any], lst: Node) -> list[Any]:
     return out
 
 
-def _remove(value: Any, fields: FieldSet, node: Node) -> Any:
+def _remove(value: Any, fields: FieldSet, node: Node) -> Any:  # noqa: PLR0912 - structured-merge-diff's remove, one branch per node and list type
     """RemoveItems: ``value`` without the owned paths in ``fields`` (``_DROP`` if emptied)."""
     if not _has_kids(fields):
         return value

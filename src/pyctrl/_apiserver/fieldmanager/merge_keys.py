@@ -558,7 +558,7 @@ def schema_root(schema: dict[str, Any]) -> Node:
     return root
 
 
-def _schema_node(schema: Any) -> Node:
+def _schema_node(schema: Any) -> Node:  # noqa: PLR0911 - one return per schema node kind and list type
     if not isinstance(schema, dict):
         return DEDUCED
     if schema.get("x-kubernetes-int-or-string") is True:

@@ -289,7 +289,7 @@ def _test_operation(doc: Any, path: str, expected: Any) -> None:
         raise _invalid(f"testing value {path} failed: test failed")
 
 
-def json_equal(a: Any, b: Any) -> bool:
+def json_equal(a: Any, b: Any) -> bool:  # noqa: PLR0911 - one return per JSON kind
     """Equality of JSON values: numbers compare by value, booleans are not numbers."""
     if a is b:
         return True
@@ -396,7 +396,7 @@ def _go(value: Any) -> str:
     return str(value)
 
 
-def _go_kind(value: Any) -> str:
+def _go_kind(value: Any) -> str:  # noqa: PLR0911 - Go reflect kind names, one return per JSON kind
     if isinstance(value, dict):
         return "map"
     if isinstance(value, list):
@@ -433,7 +433,7 @@ def _item_type(list_node: Node) -> Node:
     return list_node.elem if list_node.kind == "list" else BUILTIN_ANY
 
 
-def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Node) -> dict[str, Any]:
+def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Node) -> dict[str, Any]:  # noqa: PLR0912 - strategicpatch's mergeMap: one branch per directive and patch strategy
     """mergeMap: merge ``patch`` into ``original`` (both owned here; both may change)."""
     if _DIRECTIVE in patch:
         return _directive_in_map(patch[_DIRECTIVE], patch)

@@ -93,7 +93,7 @@ def _pb_extensions(pb: _Pb, field: int, source: dict[str, Any]) -> None:
             pb.message(field, _pb_named_any(key, value))
 
 
-def _pb_schema(schema: dict[str, Any]) -> bytes:
+def _pb_schema(schema: dict[str, Any]) -> bytes:  # noqa: PLR0915 - gnostic's Schema message, one statement per field
     pb = _Pb()
     pb.string(1, schema.get("$ref"))
     pb.string(2, schema.get("format"))

@@ -143,7 +143,7 @@ def _should_foreground(finalizers: list[str], opts: DeleteOptions) -> bool:
     return False
 
 
-def delete_object(
+def delete_object(  # noqa: PLR0912 - the generic Store's Delete: preconditions, grace, finalizers, propagation
     store: Store,
     strategy: Strategy,
     rt: ResourceType,

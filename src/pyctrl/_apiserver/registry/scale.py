@@ -102,7 +102,7 @@ def scale_update(
             scale = deep_copy(scale_body)
         else:
             scale = _patched_scale(scale_of(rt, existing), patch_type, patch)
-        replicas = _checked_replicas(scale, name, opts)
+        replicas = _checked_replicas(scale, name, opts, validate=not rt.crd_name)
         new = existing
         _set_path(new, spec_path, replicas)
         rv = ro_meta(scale).get("resourceVersion")
@@ -127,8 +127,16 @@ def _patched_scale(old_scale: dict[str, Any], patch_type: str, patch: Any) -> An
     raise bad_request("apply patches are not supported for scale")
 
 
-def _checked_replicas(scale: dict[str, Any], name: str, opts: WriteOptions) -> Any:
-    """Decode a Scale; its replicas, once its kind, name and replicas are found right."""
+def _checked_replicas(
+    scale: dict[str, Any], name: str, opts: WriteOptions, *, validate: bool
+) -> Any:
+    """Decode a Scale; its replicas, once its kind, name and (``validate``) replicas are right.
+
+    A built-in kind's scale storage validates the Scale (``ValidateScale``: an error of
+    group autoscaling, kind Scale); a custom resource's does not: the replicas are written
+    into the object, which its own validation then checks (the custom resource's group and
+    kind, the scale paths' and the schema's causes).
+    """
     decode_builtin("autoscaling", "v1", "Scale", scale, opts)
     if scale.get("kind", "Scale") != "Scale":
         raise bad_request(
@@ -140,6 +148,8 @@ def _checked_replicas(scale: dict[str, Any], name: str, opts: WriteOptions) -> A
         raise bad_request(
             f"the name of the object ({scale_name}) does not match the name on the URL ({name})"
         )
+    if not validate:
+        return replicas
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise invalid(
             "autoscaling",

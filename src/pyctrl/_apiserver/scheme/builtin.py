@@ -317,7 +317,7 @@ class _Scalar:
         self.go_type = go_type
         self.ok = ok
 
-    def problem(self, value: Any) -> _TypeError | None:
+    def problem(self, value: Any) -> _TypeError | None:  # noqa: PLR0911 - one return per declared type of a built-in field
         """Why ``value`` (of a type not in ``ok``) cannot be stored, or None."""
         if value is None:
             return None
@@ -610,7 +610,7 @@ def _object_shape(owner: str, json_name: str) -> _Shape:
     return _ANY
 
 
-def _scalar_shape(typ: str, owner: str, json_name: str) -> _Shape:
+def _scalar_shape(typ: str, owner: str, json_name: str) -> _Shape:  # noqa: PLR0911 - one return per OpenAPI scalar type
     if typ == "str":
         if json_name in _QUANTITY_FIELDS.get(owner, ()):
             return _QUANTITY
@@ -696,7 +696,7 @@ def _unstructured_kind(value: Any) -> str:
     return "slice" if t is list else "map"
 
 
-def _converter_message(error: _TypeError) -> str:
+def _converter_message(error: _TypeError) -> str:  # noqa: PLR0911 - one message per kind of decoding error, as the converter words them
     """The unstructured converter's error (``runtime.DefaultUnstructuredConverter``)."""
     if error.fatal:
         return error.fatal
@@ -883,7 +883,7 @@ def _set_item_error(item: Any) -> str:
     return ""
 
 
-def _typed_errors(
+def _typed_errors(  # noqa: PLR0912 - the typed decoding walk, one branch per field shape
     value: Any, shape: _Shape, node: _merge_keys.Node, path: str, errors: list[str]
 ) -> None:
     if value is None:
@@ -992,7 +992,7 @@ _SCHEMA_SCALARS: Final[dict[str, _Scalar]] = {
 """structured-merge-diff's scalar of each JSON schema type: numeric, string, boolean."""
 
 
-def _schema_errors(
+def _schema_errors(  # noqa: PLR0911, PLR0912 - the apply schema walk, one branch per node kind
     value: Any, schema: Any, node: _merge_keys.Node, path: str, errors: list[str]
 ) -> None:
     if value is None or not isinstance(schema, dict):

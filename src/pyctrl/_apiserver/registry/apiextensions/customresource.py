@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiextensions.gofmt import go_print, go_type
 from pyctrl._apiextensions.pruning import apply_defaults, prune, reapply_is_noop
 from pyctrl._apiextensions.validation import validate
-from pyctrl._apiserver.apimachinery.errors import Cause, method_not_allowed
+from pyctrl._apiserver.apimachinery.errors import Cause, field_invalid, method_not_allowed
 from pyctrl._apiserver.registry.decoding import decode_custom
 from pyctrl._apiserver.registry.meta import CRDS, OBJECT_META_FIELDS
 from pyctrl._apiserver.registry.rest import Strategy
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
 
-__all__ = ["CustomResourceStrategy"]
+__all__ = ["CustomResourceStrategy", "scale_causes"]
 
 
 class CustomResourceStrategy(Strategy):
@@ -92,11 +93,72 @@ class CustomResourceStrategy(Strategy):
     def validate(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> list[Cause]:
-        """The schema's validation, with its CEL rules and ratcheting against ``old``."""
-        if rt.schema is None:
-            return []
-        return [Cause(fc.reason, fc.message, fc.field) for fc in validate(obj, rt.schema, old=old)]
+        """The schema's validation (CEL rules, ratcheting against ``old``), then the scale's.
+
+        With a scale subresource, the replicas at its paths must be integers from 0 to
+        2^31-1 and the label selector a string (``ValidateScaleSpec``,
+        ``ValidateScaleStatus``), reported at the CRD's paths as written (``.spec.replicas``).
+        """
+        causes: list[Cause] = []
+        if rt.schema is not None:
+            causes = [
+                Cause(fc.reason, fc.message, fc.field) for fc in validate(obj, rt.schema, old=old)
+            ]
+        if rt.scale_paths is not None:
+            causes.extend(scale_causes(obj, rt.scale_paths))
+        return causes
 
     def drop_status(self, obj: dict[str, Any]) -> None:
         """A ``/status`` write without a status removes it."""
         obj.pop("status", None)
+
+
+_MAX_INT32 = 2**31 - 1
+
+
+def _nested(obj: dict[str, Any], path: str, want: type, go_want: str) -> tuple[Any, str]:
+    """``unstructured.NestedInt64``/``NestedString`` at a scale path: (value, accessor error).
+
+    A missing field is the zero value without error, as in Go.
+    """
+    fields = path.lstrip(".").split(".")
+    value: Any = obj
+    for i, name in enumerate(fields):
+        if not isinstance(value, dict):
+            where = "." + ".".join(fields[: i + 1])
+            return want(), (
+                f"{where} accessor error: {go_print(value)} is of the type {go_type(value)}, "
+                "expected map[string]interface{}"
+            )
+        if name not in value:
+            return want(), ""
+        value = value[name]
+    if type(value) is not want:
+        where = "." + ".".join(fields)
+        return want(), (
+            f"{where} accessor error: {go_print(value)} is of the type {go_type(value)}, "
+            f"expected {go_want}"
+        )
+    return value, ""
+
+
+def _replicas_causes(obj: dict[str, Any], path: str) -> list[Cause]:
+    replicas, error = _nested(obj, path, int, "int64")
+    if error:
+        return [field_invalid(path, replicas, error)]
+    if replicas < 0:
+        return [field_invalid(path, replicas, "should be a non-negative integer")]
+    if replicas > _MAX_INT32:
+        return [field_invalid(path, replicas, f"should be less than or equal to {_MAX_INT32}")]
+    return []
+
+
+def scale_causes(obj: dict[str, Any], paths: tuple[str, str, str | None]) -> list[Cause]:
+    """apiextensions' ``ValidateScaleSpec`` and ``ValidateScaleStatus`` of a custom resource."""
+    spec_path, status_path, selector_path = paths
+    causes = _replicas_causes(obj, spec_path) + _replicas_causes(obj, status_path)
+    if selector_path:
+        selector, error = _nested(obj, selector_path, str, "string")
+        if error:
+            causes.append(field_invalid(selector_path, selector, error))
+    return causes

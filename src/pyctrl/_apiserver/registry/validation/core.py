@@ -116,7 +116,7 @@ def _docker_config(data: dict[str, Any], key: str) -> list[Cause]:
     return []
 
 
-def _secret_type_rules(obj: dict[str, Any], data: dict[str, Any]) -> list[Cause]:
+def _secret_type_rules(obj: dict[str, Any], data: dict[str, Any]) -> list[Cause]:  # noqa: PLR0911 - one return per Secret type's rules, as ValidateSecret
     kind = obj.get("type") or ""
     if kind == "kubernetes.io/service-account-token":
         annotations = _dict(_meta.meta_of(obj).get("annotations"))

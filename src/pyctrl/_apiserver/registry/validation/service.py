@@ -191,7 +191,7 @@ def _affinity(spec: dict[str, Any]) -> list[Cause]:
     return causes
 
 
-def cluster_ips_related(spec: dict[str, Any]) -> list[Cause]:
+def cluster_ips_related(spec: dict[str, Any]) -> list[Cause]:  # noqa: PLR0912 - ValidateService's cluster IP checks, one branch per rule
     """``ValidateServiceClusterIPsRelatedFields``."""
     if spec.get("type") == "ExternalName":
         return []
@@ -475,7 +475,7 @@ def validate_service(obj: dict[str, Any], old_spec: dict[str, Any] | None = None
     return causes
 
 
-def _upgrade_downgrade(spec: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+def _upgrade_downgrade(spec: dict[str, Any], old: dict[str, Any]) -> list[Cause]:  # noqa: PLR0912 - the IP family upgrade and downgrade rules of ValidateServiceUpdate
     """``validateUpgradeDowngradeClusterIPs`` and ``validateUpgradeDowngradeIPFamilies``."""
     causes: list[Cause] = []
     if "ExternalName" in (spec.get("type"), old.get("type")):
