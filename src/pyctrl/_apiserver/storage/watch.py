@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import orjson
 
@@ -39,6 +39,17 @@ class View(Protocol):
 
     def render(self, obj: dict[str, Any]) -> Any:
         """The JSON-able value sent as an event's ``object``."""
+
+
+class PendingEvent(NamedTuple):
+    """An event queued unencoded, for a view that converts objects before encoding them."""
+
+    type: str
+    obj: dict[str, Any]
+
+
+Chunk = bytes | PendingEvent
+"""What a watcher queues: an encoded event line, or an event its view encodes later."""
 
 
 def encode_event(type_: str, value: Any) -> bytes:
@@ -84,7 +95,9 @@ class Watcher:
         self.max_queue = max_queue
         self._render_first = render_first
         self._filtered = not labels.empty or not fields.empty or shard is not None
-        self._queue: deque[bytes] = deque()
+        self._queue: deque[Any] = deque()
+        # A view that converts (a conversion webhook) takes events unencoded, in batches.
+        self._deferred: bool = getattr(view, "deferred", False)
         self._waiter: asyncio.Future[None] | None = None
         # Injected latency (Faults.delay_watch_events): events held until they are due.
         self._event_delay = event_delay
@@ -155,6 +168,10 @@ class Watcher:
             self._render_first = None
             self.push(first)
             return
+        if self._deferred:
+            obj = event.obj if which == "obj" else _at_rv(event.prev or {}, event.rv)
+            self.push(PendingEvent(type_, obj))
+            return
         ck = (self.view.cache_key, type_, which)
         data = event.cache.get(ck)
         if data is None:
@@ -170,16 +187,19 @@ class Watcher:
 
     def push_object(self, type_: str, obj: dict[str, Any]) -> None:
         """Queue a synthetic event (initial ADDED events) for ``obj``."""
+        data: Chunk
         if self._render_first is not None:
             data = self._render_first(type_, obj)
             self._render_first = None
+        elif self._deferred:
+            data = PendingEvent(type_, obj)
         else:
             data = encode_event(type_, self.view.render(obj))
         self._queue.append(data)
         self._wake()
 
-    def push(self, data: bytes) -> None:
-        """Queue encoded bytes; close the watcher when it has fallen too far behind."""
+    def push(self, data: Chunk) -> None:
+        """Queue an event; close the watcher when it has fallen too far behind."""
         if self.closed:
             return
         if len(self._queue) >= self.max_queue:
@@ -201,7 +221,13 @@ class Watcher:
         return self._matches(obj)
 
     def drain(self) -> list[bytes]:
-        """Take every queued event line."""
+        """Take every queued event line (a watcher whose view encodes as it queues)."""
+        items = list(self._queue)
+        self._queue.clear()
+        return items
+
+    def drain_chunks(self) -> list[Chunk]:
+        """Take every queued event, encoded or pending (a view that converts first)."""
         items = list(self._queue)
         self._queue.clear()
         return items

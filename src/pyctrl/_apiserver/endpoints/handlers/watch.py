@@ -17,7 +17,6 @@ import logging
 import random
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from aiohttp import web
 
 from pyctrl._apiserver.apimachinery.errors import (
@@ -42,7 +41,7 @@ from pyctrl._apiserver.endpoints.table import partial_metadata, to_table
 from pyctrl._apiserver.registry.generic import meta_of
 from pyctrl._apiserver.registry.listing import too_large
 from pyctrl._apiserver.storage.store import TooOld
-from pyctrl._apiserver.storage.watch import Watcher, encode_event
+from pyctrl._apiserver.storage.watch import PendingEvent, Watcher, encode_event
 
 if TYPE_CHECKING:
     from collections.abc import Hashable
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from pyctrl._apiserver.endpoints.handlers.rest import Scope
     from pyctrl._apiserver.registry.generic import API
     from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.watch import Chunk
     from pyctrl.sharding import ShardSelector
 
 __all__ = ["next_bookmark", "parse_rv", "serve_watch"]
@@ -77,10 +77,12 @@ class _JSONView:
 class _ConvertingView(_JSONView):
     """Full objects at a version only a conversion webhook produces.
 
-    Events are queued in their stored form (under their own cache key, so no other
-    watcher shares these bytes) and converted a batch at a time, through the webhook,
-    as the stream sends them.
+    Events are queued unencoded (`PendingEvent`: the watcher knows this view as
+    ``deferred``) and converted a batch at a time, through the webhook, as the stream
+    sends them; each event is encoded once, after conversion.
     """
+
+    deferred = True
 
     def __init__(self, api: API, rt: ResourceType) -> None:
         super().__init__(api, rt)
@@ -89,14 +91,14 @@ class _ConvertingView(_JSONView):
     def render(self, obj: dict[str, Any]) -> Any:
         return obj
 
-    async def convert(self, chunks: list[bytes]) -> bytes:
-        """Convert the objects of encoded watch events; other events pass unchanged."""
-        events = [orjson.loads(chunk) for chunk in chunks]
-        carrying = [e for e in events if e.get("type") in ("ADDED", "MODIFIED", "DELETED")]
-        converted = await self.api.external_many(self.rt, [e["object"] for e in carrying])
-        for event, obj in zip(carrying, converted, strict=True):
-            event["object"] = obj
-        return b"".join(encode_event(e["type"], e["object"]) for e in events)
+    async def convert(self, chunks: list[Chunk]) -> bytes:
+        """Convert the pending events' objects; encoded events (bookmarks) pass unchanged."""
+        pending = [c for c in chunks if isinstance(c, PendingEvent)]
+        converted = iter(await self.api.external_many(self.rt, [p.obj for p in pending]))
+        return b"".join(
+            encode_event(c.type, next(converted)) if isinstance(c, PendingEvent) else c
+            for c in chunks
+        )
 
 
 class _MetaView:
@@ -362,19 +364,21 @@ async def _stream(
     if bookmarks:
         bookmark_at = next_bookmark(clock.now(), deadline, scope.bookmark_interval)
     while True:
-        chunks = watcher.drain()
-        if chunks:
-            if isinstance(view, _ConvertingView):
+        if isinstance(view, _ConvertingView):
+            pending = watcher.drain_chunks()
+            if pending:
                 try:
-                    payload = await view.convert(chunks)
+                    await response.write(await view.convert(pending))
                 except StatusError as exc:
                     # As kube-apiserver: a failed conversion ends the watch.
                     logger.warning("ending watch: conversion failed: %s", exc)
                     break
-            else:
-                payload = b"".join(chunks)
-            await response.write(payload)
-            continue
+                continue
+        else:
+            chunks = watcher.drain()
+            if chunks:
+                await response.write(b"".join(chunks))
+                continue
         if watcher.closed:
             break
         now = clock.now()
