@@ -5,7 +5,7 @@ kube-apiserver releases built without the ``jsonv2`` experiment report. Go 1.27 
 some of these cases differently (an incomplete literal or number at the end as
 ``unexpected end of JSON input``, escapes and control characters in its v2 wording);
 the conformance suite checks only the cases on which both agree
-(tests/envtest/test_server_fidelity.py).
+(tests/envtest/conformance/test_server_fidelity.py).
 """
 
 from __future__ import annotations

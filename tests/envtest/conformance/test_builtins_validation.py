@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.envtest.conformance.test_server_delete import wait_for, wait_gone
 from tests.envtest.conftest import own, unique
-from tests.envtest.test_server_delete import wait_for, wait_gone
 
 if TYPE_CHECKING:
     from tests.envtest.conftest import Kube

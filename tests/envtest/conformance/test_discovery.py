@@ -6,7 +6,7 @@ import pytest
 
 from pyctrl._apiserver.discovery import negotiate_discovery, sort_versions, storage_version_hash
 from pyctrl.envtest import Environment
-from tests.envtest.test_server_delete import wait_gone
+from tests.envtest.conformance.test_server_delete import wait_gone
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

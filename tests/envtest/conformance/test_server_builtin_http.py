@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
+from tests.envtest.conformance.test_server_crd import crd, install
+from tests.envtest.conformance.test_server_crud import cm, deployment
 from tests.envtest.conftest import unique
-from tests.envtest.test_server_crd import crd, install
-from tests.envtest.test_server_crud import cm, deployment
 from tests.kubectl import Kubectl
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.envtest.conformance.test_server_delete import wait_gone
 from tests.envtest.conftest import unique
-from tests.envtest.test_server_delete import wait_gone
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment

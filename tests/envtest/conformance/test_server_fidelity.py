@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
+from tests.envtest.conformance.test_server_crd import crd, install, srv
 from tests.envtest.conftest import unique
-from tests.envtest.test_server_crd import crd, install, srv
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment

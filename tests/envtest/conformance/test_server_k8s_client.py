@@ -11,8 +11,8 @@ from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import watch as k8s_watch
 
 from pyctrl.envtest import Environment
+from tests.envtest.conformance.test_server_crd import crd
 from tests.envtest.conftest import own, unique
-from tests.envtest.test_server_crd import crd
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pyctrl.sharding import HASH_SPACE, hash_field
-from tests.envtest.test_server_watch import watch
+from tests.envtest.conformance.test_server_watch import watch
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment

@@ -9,8 +9,8 @@ import pytest
 from kubernetes_asyncio import client as k8s
 
 from pyctrl._apiserver.endpoints.server import APIServer
+from tests.envtest.conformance.test_server_watch import cm, watch
 from tests.envtest.conftest import Kube, server_config
-from tests.envtest.test_server_watch import cm, watch
 
 if TYPE_CHECKING:
     from pyctrl.envtest import Environment
