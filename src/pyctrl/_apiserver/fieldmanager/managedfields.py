@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from pyctrl._apiextensions.gofmt import go_quote
+from pyctrl._apiextensions.jsonvalue import json_equal
 from pyctrl._apiserver.fieldmanager.merge_keys import (
     DEDUCED,
     Node,
@@ -65,7 +66,7 @@ from pyctrl._apiserver.fieldmanager.merge_keys import (
     schema_root,
     status_reset_by_default,
 )
-from pyctrl._apiserver.fieldmanager.patch import PatchError, json_equal
+from pyctrl._apiserver.fieldmanager.patch import PatchError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence

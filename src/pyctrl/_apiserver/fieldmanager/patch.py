@@ -49,6 +49,7 @@ import jsonpatch
 import jsonpointer
 
 from pyctrl._apiextensions.gofmt import go_json_kind
+from pyctrl._apiextensions.jsonvalue import json_equal
 from pyctrl._apiserver.fieldmanager.merge_keys import (
     BUILTIN_ANY,
     Node,
@@ -287,25 +288,6 @@ def _test_operation(doc: Any, path: str, expected: Any) -> None:
         ) from exc
     if not json_equal(actual, expected):
         raise _invalid(f"testing value {path} failed: test failed")
-
-
-def json_equal(a: Any, b: Any) -> bool:  # noqa: PLR0911 - one return per JSON kind
-    """Equality of JSON values: numbers compare by value, booleans are not numbers."""
-    if a is b:
-        return True
-    if isinstance(a, dict):
-        if not isinstance(b, dict) or len(a) != len(b):
-            return False
-        return all(key in b and json_equal(value, b[key]) for key, value in a.items())
-    if isinstance(a, list):
-        if not isinstance(b, list) or len(a) != len(b):
-            return False
-        return all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    return type(a) is type(b) and bool(a == b)
 
 
 # --- strategic merge patch ------------------------------------------------------------------

@@ -1,7 +1,6 @@
 """DaemonSets (kube-apiserver's pkg/registry/apps/daemonset/strategy.go).
 
-``SetDefaults_DaemonSet``; the selector, template and replicas rules of the apps workloads
-(``ValidateDeployment`` and its siblings).
+``SetDefaults_DaemonSet``, and the workloads' validation (`workload`).
 """
 
 from __future__ import annotations
@@ -9,29 +8,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiserver.registry import defaults as _defaults
-from pyctrl._apiserver.registry.rest import Strategy
-from pyctrl._apiserver.registry.validation import apps as _apps
+from pyctrl._apiserver.registry.apps.workload import WorkloadStrategy
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["DaemonSetStrategy"]
 
 
-class DaemonSetStrategy(Strategy):
+class DaemonSetStrategy(WorkloadStrategy):
     """The rules of DaemonSets."""
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_DaemonSet``."""
         _defaults.daemonset(obj)
-
-    def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
-        """``Validate``."""
-        return _apps.validate_workload(obj, None)
-
-    def validate_update(
-        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
-    ) -> list[Cause]:
-        """``ValidateUpdate``."""
-        return _apps.validate_workload(obj, old)

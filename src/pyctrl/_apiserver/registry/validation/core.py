@@ -21,6 +21,7 @@ from pyctrl._apiserver.apimachinery.errors import (
     field_required,
     field_too_long,
 )
+from pyctrl._apiserver.registry.meta import ro_meta
 from pyctrl._apiserver.registry.validation import meta as _meta
 
 _CONFIG_KEY_MSG = (
@@ -119,7 +120,7 @@ def _docker_config(data: dict[str, Any], key: str) -> list[Cause]:
 def _secret_type_rules(obj: dict[str, Any], data: dict[str, Any]) -> list[Cause]:  # noqa: PLR0911 - one return per Secret type's rules, as ValidateSecret
     kind = obj.get("type") or ""
     if kind == "kubernetes.io/service-account-token":
-        annotations = _dict(_meta.meta_of(obj).get("annotations"))
+        annotations = _dict(ro_meta(obj).get("annotations"))
         if not annotations.get("kubernetes.io/service-account.name"):
             return [field_required("metadata.annotations[kubernetes.io/service-account.name]")]
     elif kind == "kubernetes.io/dockercfg":
@@ -204,7 +205,7 @@ def validate_namespace_status_update(obj: dict[str, Any], old: dict[str, Any]) -
     """``ValidateNamespaceStatusUpdate``: the phase follows ``deletionTimestamp``."""
     causes = _meta.meta_update(obj, old, kube=True)
     phase = _dict(obj.get("status")).get("phase") or ""
-    if not _meta.meta_of(obj).get("deletionTimestamp"):
+    if not ro_meta(obj).get("deletionTimestamp"):
         if phase != "Active":
             causes.append(
                 field_invalid(

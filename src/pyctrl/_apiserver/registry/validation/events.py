@@ -14,6 +14,7 @@ from typing import Any
 
 from pyctrl._apiextensions.names import is_qualified_name
 from pyctrl._apiserver.apimachinery.errors import Cause, GoStruct, field_invalid, field_required
+from pyctrl._apiserver.registry.meta import ro_meta
 from pyctrl._apiserver.registry.validation import meta as _meta
 
 _LIMITS = (("reportingInstance", 128), ("action", 128), ("reason", 128))
@@ -70,7 +71,7 @@ def _involved_namespace(event: dict[str, Any]) -> str:
 def legacy(event: dict[str, Any]) -> list[Cause]:
     """``legacyValidateEvent``."""
     causes: list[Cause] = []
-    namespace = str(_meta.meta_of(event).get("namespace") or "")
+    namespace = str(ro_meta(event).get("namespace") or "")
     involved_ns = _involved_namespace(event)
     mismatch = field_invalid(
         "involvedObject.namespace", involved_ns, "does not match event.namespace"

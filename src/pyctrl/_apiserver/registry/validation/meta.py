@@ -21,6 +21,7 @@ from pyctrl._apiserver.apimachinery.errors import (
     field_required,
     field_too_long,
 )
+from pyctrl._apiserver.registry.meta import ro_meta
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _LABEL1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
@@ -211,12 +212,6 @@ def kube_finalizers(meta: dict[str, Any], path: str = "metadata.finalizers") -> 
     return causes
 
 
-def meta_of(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object's metadata (an empty dict when it has none)."""
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
 def object_meta(
     obj: dict[str, Any], rule: str, *, namespaced: bool, kube: bool = False
 ) -> list[Cause]:
@@ -224,7 +219,7 @@ def object_meta(
 
     With ``kube`` the built-in kinds' finalizer check follows (core's ValidateObjectMeta).
     """
-    meta = meta_of(obj)
+    meta = ro_meta(obj)
     causes: list[Cause] = []
     name = str(meta.get("name") or "")
     generate = str(meta.get("generateName") or "")
@@ -260,7 +255,7 @@ def object_meta(
 
 def meta_update(new: dict[str, Any], old: dict[str, Any], *, kube: bool = False) -> list[Cause]:
     """``ValidateObjectMetaAccessorUpdate`` (with ``kube``: core's ValidateObjectMetaUpdate)."""
-    nm, om = meta_of(new), meta_of(old)
+    nm, om = ro_meta(new), ro_meta(old)
     causes: list[Cause] = []
     if om.get("deletionTimestamp"):
         old_fins = set(om.get("finalizers") or ())

@@ -21,6 +21,7 @@ from pyctrl._apiserver.apimachinery.errors import (
     field_not_supported,
     field_required,
 )
+from pyctrl._apiserver.registry.meta import ro_meta
 from pyctrl._apiserver.registry.validation import meta as _meta
 from pyctrl._apiserver.registry.validation import net as _net
 
@@ -333,7 +334,7 @@ def _source_ranges(obj: dict[str, Any], spec: dict[str, Any]) -> list[Cause]:
     causes: list[Cause] = []
     is_lb = spec.get("type") == "LoadBalancer"
     ranges = _list(spec.get("loadBalancerSourceRanges"))
-    annotations = _meta.meta_of(obj).get("annotations") or {}
+    annotations = ro_meta(obj).get("annotations") or {}
     if ranges:
         path = "spec.LoadBalancerSourceRanges"
         if not is_lb:
@@ -437,7 +438,7 @@ def _traffic_policies(spec: dict[str, Any]) -> list[Cause]:
 def validate_service(obj: dict[str, Any], old_spec: dict[str, Any] | None = None) -> list[Cause]:
     """``ValidateService`` (cluster IPs normalized as the strategy does first)."""
     causes = _meta.object_meta(obj, "label1035", namespaced=True, kube=True)
-    annotations = _meta.meta_of(obj).get("annotations") or {}
+    annotations = ro_meta(obj).get("annotations") or {}
     if isinstance(annotations, dict):
         hints, mode = annotations.get(_TOPOLOGY_HINTS), annotations.get(_TOPOLOGY_MODE)
         if hints is not None and mode is not None and hints != mode:
