@@ -95,7 +95,8 @@ class Strategy:
         The common metadata checks of ``rest.BeforeCreate`` and ``rest.BeforeUpdate``
         around the kind's `validate_create`, `validate_update` or `validate_status_update`.
         """
-        return _validation.validate_builtin_object(self, rt, obj, old)
+        status_rules = type(self).validate_status_update is not Strategy.validate_status_update
+        return _validation.validate_builtin_object(self, rt, obj, old, status_rules=status_rules)
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``Validate``: the kind's rules for a new object (here: its metadata)."""

@@ -108,13 +108,19 @@ class KindRules(Protocol):
         ...
 
 
-def validate_builtin(rules: KindRules, rt: ResourceType, obj: Obj, old: Obj | None) -> list[Cause]:
-    """The kind's strategy validation of a built-in object (create, update or status update)."""
+def validate_builtin(
+    rules: KindRules, rt: ResourceType, obj: Obj, old: Obj | None, *, status_rules: bool
+) -> list[Cause]:
+    """The kind's strategy validation of a built-in object (create, update or status update).
+
+    ``status_rules``: whether the kind has a status strategy of its own (only then is an
+    update looked at as a write of ``/status``).
+    """
     obj = _as_storage(rt, obj)
     if old is None:
         return rules.validate_create(rt, obj)
     old = _as_storage(rt, old)
-    if _is_status_write(obj, old):
+    if status_rules and _is_status_write(obj, old):
         status = rules.validate_status_update(rt, obj, old)
         if status is not None:
             return status
@@ -122,13 +128,13 @@ def validate_builtin(rules: KindRules, rt: ResourceType, obj: Obj, old: Obj | No
 
 
 def validate_builtin_object(
-    rules: KindRules, rt: ResourceType, obj: Obj, old: Obj | None
+    rules: KindRules, rt: ResourceType, obj: Obj, old: Obj | None, *, status_rules: bool
 ) -> list[Cause]:
     """Everything kube-apiserver checks on a write of a built-in object, in its order."""
     if not isinstance(obj.get("metadata"), dict):
         return [field_required("metadata", "")]
     common = _meta.object_meta(_as_storage(rt, obj), "path", namespaced=rt.namespaced)
     if old is None:
-        return validate_builtin(rules, rt, obj, old) or common
+        return validate_builtin(rules, rt, obj, old, status_rules=status_rules) or common
     update = _meta.meta_update(_as_storage(rt, obj), _as_storage(rt, old))
-    return common + update + validate_builtin(rules, rt, obj, old)
+    return common + update + validate_builtin(rules, rt, obj, old, status_rules=status_rules)
