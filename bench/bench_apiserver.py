@@ -210,9 +210,9 @@ async def _over_https() -> dict[str, float]:
 
 async def _in_process() -> dict[str, float]:
     """The API layer alone: the same writes, called without HTTP in this process."""
+    from pyctrl._apiserver.registry.generic import WriteOptions
     from pyctrl.crd import crd_for
     from pyctrl.envtest import Environment
-    from pyctrl.envtest.registry.generic import WriteOptions
 
     async with Environment(crds=[crd_for(BenchItem)]) as env:
         assert env.server is not None

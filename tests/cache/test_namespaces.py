@@ -183,7 +183,7 @@ async def test_remove_informer_closes_its_watch(envtest: Environment, rest: REST
         await wait_until(lambda: informer.status().state == "watching", within=10)
         assert hub.count() == 1
         assert cache.remove_informer(V1ConfigMap) is True
-        await wait_until(lambda: hub.count() == 0, within=20)  # the server polls every 5 s
+        await wait_until(lambda: hub.count() == 0, within=5)
         assert informer.status().state == "stopped"
         assert cache.status() == []
         assert cache.remove_informer(V1ConfigMap) is False

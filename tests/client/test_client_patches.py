@@ -18,6 +18,7 @@ from kubernetes_asyncio.client import (
     V1PodTemplateSpec,
 )
 
+from pyctrl._apiserver.fieldmanager.patch import json_merge_patch, strategic_merge_patch
 from pyctrl.client import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -35,7 +36,6 @@ from pyctrl.client import (
     json_pointer,
 )
 from pyctrl.client._strategic import merge_diff, strategic_diff
-from pyctrl.envtest.fieldmanager.patch import json_merge_patch, strategic_merge_patch
 from pyctrl.meta import ObjectMeta
 from pyctrl.resource import Unstructured
 from pyctrl.scheme import default_scheme

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     import aiohttp
     from multidict import CIMultiDict
 
+    from pyctrl._apiserver.endpoints.server import APIServer
     from pyctrl.envtest import Mode
-    from pyctrl.envtest.endpoints.server import APIServer
 
 # What each marker needs, by the servers that lack it ("crd-only": kube-apiextensions).
 _NEEDS: dict[str, tuple[frozenset[str], str]] = {

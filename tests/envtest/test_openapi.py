@@ -8,8 +8,8 @@ import aiohttp
 import orjson
 import pytest
 
+from pyctrl._apiserver.openapi.protobuf import openapi_v2_protobuf
 from pyctrl.envtest import Environment
-from pyctrl.envtest.openapi.protobuf import openapi_v2_protobuf
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

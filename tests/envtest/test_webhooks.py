@@ -10,10 +10,10 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from pyctrl._apiserver.admission.interfaces import AdmissionRequest
+from pyctrl._apiserver.webhooks import WebhookDispatcher, install
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
-from pyctrl.envtest.admission.interfaces import AdmissionRequest
-from pyctrl.envtest.webhooks import WebhookDispatcher, install
 from pyctrl.resource import CustomResource
 from pyctrl.webhook import (
     ClientConfig,
@@ -691,7 +691,7 @@ async def test_match_conditions_are_reported_as_unsupported(rest: Rest, certs: C
 
 def test_install_refuses_to_replace_another_conversion_hook() -> None:
     """install() does not silently replace a conversion hook someone else set."""
-    from pyctrl.envtest.endpoints.server import APIServer
+    from pyctrl._apiserver.endpoints.server import APIServer
 
     class Other:
         def handles(self, crd_name: str) -> bool:

@@ -11,9 +11,9 @@ import aiohttp
 import orjson
 import pytest
 
+from pyctrl._apiserver.webhooks import install
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
-from pyctrl.envtest.webhooks import install
 from pyctrl.meta import KubeModel
 from pyctrl.resource import CustomResource
 from pyctrl.webhook import (
@@ -189,6 +189,31 @@ async def test_watch_in_the_storage_version_sees_converted_writes(stack: Stack) 
     assert event["type"] == "ADDED"
     assert event["object"]["apiVersion"] == f"{GROUP}/v1"
     assert event["object"]["spec"]["targetCelsius"] == 10.0
+
+
+async def test_watch_in_a_served_version_converts_every_event(stack: Stack) -> None:
+    """A watch at v1alpha1 gets initial, new and deleted objects, each converted once."""
+    rest = stack.rest
+    await rest.ok("POST", V1, v1("a", 20.0))
+    events: list[dict[str, Any]] = []
+    async with rest.session.get(
+        rest.base + V1ALPHA1, params={"watch": "1"}, headers=rest.headers, ssl=rest.ssl
+    ) as stream:
+        assert stream.status == 200
+        async with asyncio.timeout(10):
+            events.append(orjson.loads(await stream.content.readline()))
+            await rest.ok("POST", V1, v1("b", 30.0))
+            events.append(orjson.loads(await stream.content.readline()))
+            await rest.ok("DELETE", f"{V1}/a")
+            events.append(orjson.loads(await stream.content.readline()))
+    assert [
+        (e["type"], e["object"]["apiVersion"], e["object"]["metadata"]["name"], e["object"]["spec"])
+        for e in events
+    ] == [
+        ("ADDED", f"{GROUP}/v1alpha1", "a", {"targetFahrenheit": 68.0}),
+        ("ADDED", f"{GROUP}/v1alpha1", "b", {"targetFahrenheit": 86.0}),
+        ("DELETED", f"{GROUP}/v1alpha1", "a", {"targetFahrenheit": 68.0}),
+    ]
 
 
 async def test_defaulting_at_v1_applies_to_requests_at_v1alpha1(stack: Stack) -> None:

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import pytest
 
+from pyctrl._apiserver.webhooks import install
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
-from pyctrl.envtest.webhooks import install
 from pyctrl.webhook import (
     ClientConfig,
     Server,

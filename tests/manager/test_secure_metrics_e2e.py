@@ -371,3 +371,19 @@ async def test_the_generated_auth_role_is_what_the_filter_needs(env: Environment
         await _create(env, binding)
         status, _ = await get(url, scraper)
         assert status == 200
+
+
+async def test_an_unreachable_api_server_is_500_and_not_cached(served: Served) -> None:
+    """TokenReview or SubjectAccessReview failing at the API server answers 500, uncached."""
+    token = served.env.add_user("prometheus", ["monitoring"])
+    await _create(served.env, READER)
+    await _create(served.env, _binding("scrapers", {"kind": "Group", "name": "monitoring"}))
+    url = served.metrics + "/metrics/probe"
+    served.env.faults.fail_next(100, resource="tokenreviews", code=503, retry_after=0)
+    assert await get(url, token) == (500, "Authentication failed\n")
+    served.env.faults.clear()
+    served.env.faults.fail_next(100, resource="subjectaccessreviews", code=503, retry_after=0)
+    assert await get(url, token) == (500, "Authorization for user prometheus failed\n")
+    served.env.faults.clear()
+    assert await get(url, token) == (200, "reached\n")
+    assert served.counting.calls == 1

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import aiohttp
 
 from pyctrl import metrics
+from pyctrl._apiserver.registry.generic import WriteOptions
 from pyctrl.builder import controller_managed_by
 from pyctrl.controller import Options as ControllerOptions
-from pyctrl.envtest.registry.generic import WriteOptions
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result

@@ -2,11 +2,12 @@
 
 This private package is shared machinery (the analogue of controller-runtime's
 ``pkg/internal``): `pyctrl.crd` checks the schemas it generates with it, and the embedded
-API server (`pyctrl.envtest`) validates CRDs and custom objects with it. Nothing outside
-pyctrl may import it. Its floors, lowest first: `gofmt` (Go's printing), `field` (field
-errors), `goregex`, `formats`, `names`, the CEL engine (`cel`), `nodes` (compiled
-schemas), `openapi` (value validation), `objectmeta`, `listtype`, `cel_rules`, `pruning`,
-`structural`, `crd_validation` and `validation` (the entry point for objects).
+API server (`pyctrl._apiserver`) validates CRDs and custom objects with it. Nothing outside
+pyctrl may import it. Its floors, lowest first: `gofmt` (Go's printing) and `jsonvalue`
+(JSON equality by meaning), `field` (field errors), `goregex`, `formats`, `names`, the
+CEL engine (`cel`), `nodes` (compiled schemas), `openapi` (value validation),
+`objectmeta`, `listtype`, `cel_rules`, `pruning`, `structural`, `crd_validation` and
+`validation` (the entry point for objects).
 
 A CustomResourceDefinition carries one ``openAPIV3Schema`` per version. The API server
 uses that schema five ways, and this module does each of them the way

@@ -18,11 +18,11 @@ from pyctrl._apiextensions.field import (
     _forbidden,
     _index,
     _invalid,
-    _json_equal,
     _key,
     _required,
 )
 from pyctrl._apiextensions.gofmt import _OMIT
+from pyctrl._apiextensions.jsonvalue import deep_equal
 from pyctrl._apiextensions.nodes import _map_is_correlatable, _Node, _str
 from pyctrl._apiextensions.openapi import _NO_OLD, _map_list_key
 
@@ -148,7 +148,7 @@ class _Unchanged:
             if self._old is _NO_OLD:
                 self._value = self._parent.get() if self._parent is not None else False
             else:
-                self._value = _json_equal(self._new, self._old)
+                self._value = deep_equal(self._new, self._old)
         return self._value
 
 

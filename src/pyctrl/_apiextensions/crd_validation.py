@@ -17,12 +17,12 @@ from pyctrl._apiextensions.field import (
     _forbidden,
     _index,
     _invalid,
-    _json_equal,
     _not_supported,
     _required,
     _too_many,
 )
 from pyctrl._apiextensions.gofmt import _GoRaw, _json_compact, go_quote
+from pyctrl._apiextensions.jsonvalue import deep_equal
 from pyctrl._apiextensions.names import is_dns1035_label, is_dns1123_subdomain
 from pyctrl._apiextensions.nodes import _Node, _str
 from pyctrl._apiextensions.pruning import _prune
@@ -123,7 +123,7 @@ class _Internal:
         first = self.versions[0]
         for key in ("schema", "subresources", "additionalPrinterColumns", "selectableFields"):
             values = [v.get(key) for v in self.versions]
-            if all(_json_equal(values[0], v) for v in values):
+            if all(deep_equal(values[0], v) for v in values):
                 if key == "schema":
                     self.validation = (
                         first.get("schema") if isinstance(first.get("schema"), dict) else None
@@ -215,7 +215,7 @@ def _has_unpruned_default(s: dict[str, Any]) -> bool:
         if n.has_default:
             pruned = copy.deepcopy(n.default)
             _prune(pruned, n, n.embedded, None, "")
-            if not _json_equal(pruned, n.default):
+            if not deep_equal(pruned, n.default):
                 return True
         kids = list((n.properties or {}).values())
         if n.items is not None:
@@ -323,7 +323,7 @@ def validate_crd(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list
 
 
 def _immutable(path: str, new: Any, old: Any) -> list[FieldCause]:
-    if _json_equal(new, old):
+    if deep_equal(new, old):
         return []
     return [_invalid(path, new, "field is immutable")]
 
@@ -508,7 +508,7 @@ def _validation_errors(
     )
 
 
-def _crd_version_errors(
+def _crd_version_errors(  # noqa: PLR0912 - one check per CRD version field, in apiextensions validation's order
     version: dict[str, Any], path: str, internal: _Internal, opts: _SchemaOpts
 ) -> list[FieldCause]:
     errs: list[FieldCause] = []

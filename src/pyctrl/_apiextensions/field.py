@@ -110,23 +110,7 @@ def _internal(path: Path, detail: str) -> FieldCause:
     return _cause("InternalError", "Internal error", path, _OMIT, detail)
 
 
-def _json_equal(a: Any, b: Any) -> bool:
-    """Go's reflect.DeepEqual on decoded JSON: ints, floats and bools never compare equal."""
-    if a is b:
-        return True
-    ta = type(a)
-    if ta is not type(b):
-        return False
-    if ta is dict:
-        if len(a) != len(b):
-            return False
-        return all(k in b and _json_equal(v, b[k]) for k, v in a.items())
-    if ta is list:
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
-def _json_kind(value: Any) -> str:
+def _json_kind(value: Any) -> str:  # noqa: PLR0911 - one return per JSON kind
     if value is None:
         return "null"
     if value is True or value is False:

@@ -53,7 +53,7 @@ def go_quote(s: str) -> str:
     return "".join(out)
 
 
-def go_float(f: float) -> str:
+def go_float(f: float) -> str:  # noqa: PLR0911 - Go's strconv float formatting, one case per magnitude
     """Format a float the way Go's ``%v`` does (shortest digits, ``%e`` from 1e+06).
 
     Args:
@@ -85,7 +85,7 @@ def go_float(f: float) -> str:
     return f"{neg}{digits[:dp]}.{digits[dp:]}"
 
 
-def go_print(value: Any) -> str:
+def go_print(value: Any) -> str:  # noqa: PLR0911 - Go's %v, one return per JSON kind
     """Render a JSON value the way Go's ``%v`` renders the decoded ``interface{}``.
 
     Args:
@@ -109,7 +109,7 @@ def go_print(value: Any) -> str:
     return str(value)
 
 
-def go_sharp(value: Any) -> str:
+def go_sharp(value: Any) -> str:  # noqa: PLR0911 - Go's %#v, one return per JSON kind
     """Render a JSON value the way Go's ``%#v`` renders the decoded ``interface{}``.
 
     Args:
@@ -154,7 +154,7 @@ class _Omit:
 _OMIT: Final = _Omit()
 
 
-def _go_value(value: Any) -> str:
+def _go_value(value: Any) -> str:  # noqa: PLR0911 - Go's %v of a value, one return per JSON kind
     # field.Error.ErrorBody (apimachinery 0.36): simple types with %v, strings with %q,
     # everything else (nil, maps, slices) as json.Marshal writes it.
     if value is None:
@@ -174,7 +174,7 @@ def _go_value(value: Any) -> str:
     return _json_compact(value)
 
 
-def _json_compact(value: Any) -> str:
+def _json_compact(value: Any) -> str:  # noqa: PLR0911 - encoding/json's compact form, one return per JSON kind
     if value is None:
         return "null"
     if value is True or value is False:
@@ -224,6 +224,26 @@ def _json_float(f: float) -> str:
         return re.sub(r"e-0(\d)$", r"e-\g<1>", go_float(f))
     text = format(Decimal(repr(f)), "f")
     return text[:-2] if text.endswith(".0") else text
+
+
+def go_type(value: Any) -> str:  # noqa: PLR0911 - Go's %T, one return per JSON kind
+    """Go's ``%T`` of a decoded JSON value (``interface{}`` as unstructured objects hold it).
+
+    E.g. ``int64``, ``float64``, ``string``, ``map[string]interface {}``; ``<nil>`` for null.
+    """
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "map[string]interface {}"
+    return "[]interface {}"
 
 
 def go_json_kind(value: Any) -> str:

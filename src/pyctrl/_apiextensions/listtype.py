@@ -38,7 +38,7 @@ def _list_set_duplicates(items: list[Any]) -> list[int]:
     return out
 
 
-def _listtype_errors(node: _Node | None, x: Any, path: Path) -> list[FieldCause]:
+def _listtype_errors(node: _Node | None, x: Any, path: Path) -> list[FieldCause]:  # noqa: PLR0912 - structural listtype's walk: one branch per list type and node kind
     if node is None or not node.has_list_types:
         return []
     if isinstance(x, dict):

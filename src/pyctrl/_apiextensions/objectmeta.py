@@ -55,7 +55,7 @@ def _json_type_name(value: Any) -> str:
     return {"integer": "number", "boolean": "bool"}.get(kind, kind)
 
 
-def _object_meta_field_error(key: str, value: Any) -> str | None:
+def _object_meta_field_error(key: str, value: Any) -> str | None:  # noqa: PLR0911 - one return per ObjectMeta field type, as schema/objectmeta's coercion
     """Why ``value`` cannot decode into ObjectMeta's ``key`` field, or None."""
     go_field = key[0].upper() + key[1:]
 
@@ -106,7 +106,7 @@ def _object_meta_decode_error(meta: Any) -> str | None:
     return None
 
 
-def _object_meta_errors(meta: dict[str, Any], path: str) -> list[FieldCause]:
+def _object_meta_errors(meta: dict[str, Any], path: str) -> list[FieldCause]:  # noqa: PLR0912 - one cause per ObjectMeta rule, in ValidateObjectMeta's order
     """apimachinery's ValidateObjectMeta with ValidatePathSegmentName, as for embedded objects."""
     errs: list[FieldCause] = []
 
@@ -180,7 +180,7 @@ def _parse_group_version_error(api_version: str) -> str | None:
     return None
 
 
-def _embedded_resource_errors(path: Path, x: dict[str, Any]) -> list[FieldCause]:
+def _embedded_resource_errors(path: Path, x: dict[str, Any]) -> list[FieldCause]:  # noqa: PLR0912 - validateEmbeddedResource's checks of apiVersion, kind and metadata
     errs: list[FieldCause] = []
     if "apiVersion" not in x:
         errs.append(_required(_child(path, "apiVersion")))

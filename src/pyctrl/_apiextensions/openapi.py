@@ -15,7 +15,6 @@ from pyctrl._apiextensions.field import (
     Path,
     _child,
     _invalid,
-    _json_equal,
     _not_supported,
     _required,
     _too_long,
@@ -25,6 +24,7 @@ from pyctrl._apiextensions.field import (
 from pyctrl._apiextensions.formats import _SUPPORTED_FORMATS, _format_ok
 from pyctrl._apiextensions.gofmt import _json_compact, go_float, go_print, go_quote
 from pyctrl._apiextensions.goregex import compile_go_regex
+from pyctrl._apiextensions.jsonvalue import deep_equal
 
 if TYPE_CHECKING:
     from pyctrl._apiextensions.nodes import _Node
@@ -157,7 +157,7 @@ def _enum_matches(data: Any, enum: list[Any]) -> bool:
     for candidate in enum:
         if candidate is None:
             continue
-        if _json_equal(data, candidate):
+        if deep_equal(data, candidate):
             return True
         # Go converts the value to the enum value's type before comparing.
         if data is True or data is False or candidate is True or candidate is False:
@@ -242,7 +242,7 @@ def _go_num(v: int | float) -> str:
     return go_float(v) if isinstance(v, float) else str(v)
 
 
-def _correlate_item(node: _Node, old: Any, data: list[Any], i: int) -> tuple[bool, Any]:
+def _correlate_item(node: _Node, old: Any, data: list[Any], i: int) -> tuple[bool, Any]:  # noqa: PLR0911 - kube-openapi's ratcheting correlation, one case per list type
     """The old value correlated to item ``i`` for ratcheting (ratcheting.go)."""
     if not isinstance(old, list):
         return False, None
@@ -286,7 +286,7 @@ def _hashable(value: Any) -> Any:
 _NO_OLD: Final = object()
 
 
-def _validate_node(
+def _validate_node(  # noqa: PLR0912 - kube-openapi's SchemaValidator: one branch per schema keyword
     node: _Node, data: Any, path: str, old: Any = _NO_OLD, count: _Count | None = None
 ) -> list[_VErr]:
     """SchemaValidator.Validate, with ratcheting when ``old`` is given.
@@ -339,7 +339,7 @@ def _validate_node(
                 errs = (errs or []) + sub
     if errs is None:
         return _EMPTY
-    if old is not _NO_OLD and _json_equal(data, old):
+    if old is not _NO_OLD and deep_equal(data, old):
         return _EMPTY
     return errs
 
@@ -368,13 +368,13 @@ def _check_slice(
         errs.append(_VErr(_E_MAX_ITEMS, path, message, size, valid=node.max_items))
     if node.unique_items:
         for i in range(size):
-            if any(_json_equal(data[i], data[j]) for j in range(i)):
+            if any(deep_equal(data[i], data[j]) for j in range(i)):
                 errs.append(_VErr(_E_OTHER, path, _msg(path, "shouldn't contain duplicates")))
                 break
     return errs
 
 
-def _check_object(
+def _check_object(  # noqa: PLR0912 - kube-openapi's object validator: one branch per object keyword
     node: _Node, data: dict[str, Any], path: str, old: Any, count: _Count | None
 ) -> list[_VErr]:
     n = len(data)
@@ -427,7 +427,7 @@ def _dedupe(errs: list[_VErr]) -> list[_VErr]:
     return out
 
 
-def _check_props(node: _Node, data: Any, path: str, old: Any, count: _Count | None) -> list[_VErr]:
+def _check_props(node: _Node, data: Any, path: str, old: Any, count: _Count | None) -> list[_VErr]:  # noqa: PLR0912 - kube-openapi's properties validator: one branch per property rule
     errs: list[_VErr] = []
     quoted = go_quote(path)
     if node.any_of:

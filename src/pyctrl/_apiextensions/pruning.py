@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl._apiextensions.field import _json_equal
+from pyctrl._apiextensions.jsonvalue import deep_equal
 from pyctrl._apiextensions.nodes import _META_FIELDS, _compile, _Node
 from pyctrl._apiextensions.objectmeta import _OBJECT_META_FIELDS, _object_meta_field_error
 
@@ -16,7 +16,7 @@ from pyctrl._apiextensions.objectmeta import _OBJECT_META_FIELDS, _object_meta_f
 # ---------------------------------------------------------------------------------------
 
 
-def _prune(
+def _prune(  # noqa: PLR0912 - schema/pruning's walk: one branch per node kind and extension
     x: Any, node: _Node | None, embedded: bool, dropped: list[str] | None, path: str
 ) -> None:
     """pruning.Prune: drop fields the schema does not specify.
@@ -187,7 +187,7 @@ def _defaults_stable(node: _Node) -> bool:
         pruned = _copy_json(node.default)
         _prune(pruned, node, False, None, "")
         _prune_nulls(pruned, node)
-        if not _json_equal(pruned, node.default):
+        if not deep_equal(pruned, node.default):
             return False
     return all(_defaults_stable(child) for child in node._children())
 
@@ -227,7 +227,7 @@ def _copy_json(value: Any) -> Any:
     return value
 
 
-def _default(x: Any, node: _Node | None) -> None:
+def _default(x: Any, node: _Node | None) -> None:  # noqa: PLR0912 - schema/defaulting's walk: one branch per node kind
     """defaulting.Default."""
     if node is None or not node.has_defaults:
         return

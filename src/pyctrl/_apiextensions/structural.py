@@ -20,13 +20,13 @@ from pyctrl._apiextensions.field import (
     _forbidden,
     _index,
     _invalid,
-    _json_equal,
     _key,
     _not_supported,
     _required,
 )
 from pyctrl._apiextensions.gofmt import _go_value, _GoRaw, go_quote
 from pyctrl._apiextensions.goregex import compile_go_regex
+from pyctrl._apiextensions.jsonvalue import deep_equal
 from pyctrl._apiextensions.nodes import (
     _META_FIELDS,
     _dict,
@@ -1029,7 +1029,7 @@ def _validate_defaults(
         if not inside_meta and require_pruned:
             pruned = copy.deepcopy(value)
             _prune(pruned, node, node.embedded, None, "")
-            if not _json_equal(pruned, value):
+            if not deep_equal(pruned, value):
                 errs.append(_invalid(dpath, value, "must not have unknown fields"))
         meta_errs = [] if inside_meta else _embedded_meta_errors(value, node, dpath, node.embedded)
         if meta_errs:
@@ -1080,7 +1080,7 @@ _ROOT_ALLOWED_WITH_STATUS: Final = {
 }
 
 
-def _schema_validation_errors(
+def _schema_validation_errors(  # noqa: PLR0912 - the schema validation of CRD schemas, one branch per keyword
     schema: dict[str, Any], path: str, *, status_enabled: bool, opts: _SchemaOpts
 ) -> list[FieldCause]:
     """validateCustomResourceDefinitionValidation for one ``openAPIV3Schema``."""

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["json_equal", "merge_diff", "strategic_diff"]
+from pyctrl._apiextensions.jsonvalue import json_equal
+
+__all__ = ["merge_diff", "strategic_diff"]
 
 _PRIMITIVE = "<primitive>"
 
@@ -100,23 +102,6 @@ def _list_strategy(kind: str, path: tuple[str, ...]) -> str | None:  # noqa: PLR
     if len(rest) == 3 and rest[0] in _CONTAINER_LISTS and rest[1] == "[]":
         return _CONTAINER_LISTS_KEYS.get(rest[2])
     return None
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values, where ``true`` is not ``1`` (unlike Python's ``==``)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, dict):
-        return (
-            isinstance(b, dict)
-            and a.keys() == b.keys()
-            and all(json_equal(v, b[k]) for k, v in a.items())
-        )
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(json_equal, a, b))
-    if isinstance(b, dict | list):
-        return False
-    return bool(a == b)
 
 
 def merge_diff(original: dict[str, Any], modified: dict[str, Any]) -> dict[str, Any]:

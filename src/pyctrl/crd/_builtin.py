@@ -55,7 +55,7 @@ def _published_definitions(group: str, version: str, kind: str) -> dict[str, Any
     """The Swagger 2.0 definitions the embedded API server publishes for one built-in kind."""
     # Imported by name: type-checking a project that uses pyctrl.crd must not analyse the
     # whole embedded server (pyctrl.crd sits above envtest in the import layers all the same).
-    server = importlib.import_module("pyctrl.envtest.scheme.builtin")
+    server = importlib.import_module("pyctrl._apiserver.scheme.builtin")
     try:
         published: dict[str, Any] | None = server.openapi_definitions(
             group, version, kind, v3=False

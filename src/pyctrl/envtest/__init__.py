@@ -63,19 +63,19 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from pyctrl.envtest.endpoints.server import APIServer
-    from pyctrl.envtest.faults import Faults
+    from pyctrl._apiserver.endpoints.server import APIServer
+    from pyctrl._apiserver.faults import Faults
 
 
 def __getattr__(name: str) -> Any:
     # The server is imported on first use: the pytest plugin imports this package in
     # every pytest run, and most of those never start a server.
     if name == "APIServer":
-        from pyctrl.envtest.endpoints.server import APIServer
+        from pyctrl._apiserver.endpoints.server import APIServer
 
         return APIServer
     if name == "Faults":
-        from pyctrl.envtest.faults import Faults
+        from pyctrl._apiserver.faults import Faults
 
         return Faults
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,7 +28,7 @@ from pyctrl.errors import ConfigError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pyctrl.envtest.endpoints.server import APIServer
+    from pyctrl._apiserver.endpoints.server import APIServer
 
 __all__ = ["Started", "start_binaries", "start_embedded", "start_existing"]
 
@@ -83,7 +83,7 @@ async def start_embedded(
 ) -> None:
     """Start pyctrl's embedded API server over HTTPS with a fresh CA and bearer token."""
     # Imported here: the server module imports much more than the other modes need.
-    from pyctrl.envtest.endpoints.server import APIServer
+    from pyctrl._apiserver.endpoints.server import APIServer
 
     hosts = list(_certs.LOCAL_HOSTS)
     if host not in hosts and host not in ("0.0.0.0", "::"):
@@ -102,7 +102,7 @@ async def start_embedded(
     )
     started.server = server
     # Admission and conversion webhooks, as kube-apiserver calls them.
-    from pyctrl.envtest.webhooks import install
+    from pyctrl._apiserver.webhooks import install
 
     install(server)
     await server.start()

@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
     from kubernetes_asyncio import client as k8s_client
 
-    from pyctrl.envtest.endpoints.server import APIServer
-    from pyctrl.envtest.faults import Faults
+    from pyctrl._apiserver.endpoints.server import APIServer
+    from pyctrl._apiserver.faults import Faults
     from pyctrl.webhook import Server as WebhookServer
 
 __all__ = [

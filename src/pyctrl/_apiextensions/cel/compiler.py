@@ -241,7 +241,7 @@ class _Compiler:
 
         return logical_and, BOOL
 
-    def c_relation(self, tree: Tree[Any]) -> tuple[Fn, T]:
+    def c_relation(self, tree: Tree[Any]) -> tuple[Fn, T]:  # noqa: PLR0911 - one return per CEL relation operator, as cel-go's checker
         if len(tree.children) == 1:
             return self.compile(tree.children[0])
         op_tree, right_tree = tree.children

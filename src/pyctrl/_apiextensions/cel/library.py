@@ -119,7 +119,7 @@ def _to_double(v: Any) -> float:
     raise _no_overload("double", v)
 
 
-def _to_string(v: Any) -> str:
+def _to_string(v: Any) -> str:  # noqa: PLR0911 - one return per CEL type of string(), as cel-go's conversions
     if type(v) is str:
         return v
     if v is True or v is False:
@@ -411,7 +411,7 @@ def _is_url(s: Any) -> bool:
     return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", s) is not None
 
 
-def _url_part(name: str, u: Any) -> Any:
+def _url_part(name: str, u: Any) -> Any:  # noqa: PLR0911 - one return per url() accessor of Kubernetes' URL library
     if not isinstance(u, Url):
         raise _no_overload(name, u)
     p = u.parts
@@ -439,7 +439,7 @@ def _url_part(name: str, u: Any) -> Any:
     return query
 
 
-def _quantity_method(name: str, q: Any, *args: Any) -> Any:
+def _quantity_method(name: str, q: Any, *args: Any) -> Any:  # noqa: PLR0911, PLR0912 - one case per quantity() method of Kubernetes' quantity library
     if not isinstance(q, Quantity):
         raise _no_overload(name, q, *args)
     v = q.value
@@ -512,7 +512,7 @@ def _is_valid(parse: Callable[[Any], Any], s: Any) -> bool:
     return True
 
 
-def _ip_method(name: str, v: Any, *args: Any) -> Any:
+def _ip_method(name: str, v: Any, *args: Any) -> Any:  # noqa: PLR0911, PLR0912 - one case per ip() method of Kubernetes' IP library
     if isinstance(v, CIDR):
         if name == "containsIP":
             (other,) = args

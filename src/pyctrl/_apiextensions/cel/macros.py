@@ -71,7 +71,7 @@ def has_macro(c: Checker, token: Token, arg_trees: list[Tree[Any]]) -> tuple[Fn,
     return c.select(operand, t, str(field_token), field_token, test_only=True)
 
 
-def comprehension(
+def comprehension(  # noqa: PLR0912 - the comprehension loop of cel-go's all/exists/map/filter macros in one place
     c: Checker, name: str, token: Token, range_tree: Tree[Any], arg_trees: list[Tree[Any]]
 ) -> tuple[Fn, T]:
     """Check and compile ``range.name(var, ...)``: all, exists, exists_one, filter, map."""

@@ -141,7 +141,7 @@ def _with_type_and_object_meta(schema: dict[str, Any]) -> dict[str, Any]:
     return {**schema, "properties": new_props}
 
 
-def schema_type(schema: Any, is_resource_root: bool) -> T | None:
+def schema_type(schema: Any, is_resource_root: bool) -> T | None:  # noqa: PLR0911, PLR0912 - one case per OpenAPI type and extension, as apiserver/pkg/cel's SchemaDeclType
     """The CEL type of values of a schema node, or None when CEL cannot see them.
 
     Args:

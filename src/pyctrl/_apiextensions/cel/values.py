@@ -96,7 +96,7 @@ class CIDR:
     addr: ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: Any) -> str:  # noqa: PLR0911, PLR0912 - one return per CEL runtime type name
     if value is None:
         return "null_type"
     if value is True or value is False:
@@ -164,7 +164,7 @@ def _is_num(v: Any) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
-def cel_equal(a: Any, b: Any) -> bool:
+def cel_equal(a: Any, b: Any) -> bool:  # noqa: PLR0911 - one return per CEL type's equality, as cel-go's Equal
     """CEL equality: heterogeneous numeric equality, deep for lists and maps.
 
     Args:
@@ -229,7 +229,7 @@ def _compare(op: str, a: Any, b: Any) -> int:
     raise _no_overload(op, a, b)
 
 
-def _add(a: Any, b: Any) -> Any:
+def _add(a: Any, b: Any) -> Any:  # noqa: PLR0911 - one return per CEL type's addition, as cel-go's Add
     if _is_int(a) and _is_int(b):
         return _check_int(a + b)
     if isinstance(a, Uint) and isinstance(b, Uint):

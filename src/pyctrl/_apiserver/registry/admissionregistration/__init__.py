@@ -1,0 +1,1 @@
+"""The admissionregistration.k8s.io kinds (kube-apiserver's pkg/registry/admissionregistration)."""

@@ -1,0 +1,25 @@
+"""MutatingWebhookConfigurations (pkg/registry/admissionregistration/...).
+
+Each webhook's failure policy, match policy, side effects, timeout and reinvocation
+policy are defaulted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.rest import Strategy
+
+if TYPE_CHECKING:
+    from pyctrl._apiserver.scheme.resources import ResourceType
+
+__all__ = ["MutatingWebhookConfigurationStrategy"]
+
+
+class MutatingWebhookConfigurationStrategy(Strategy):
+    """The rules of MutatingWebhookConfigurations."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_MutatingWebhookConfiguration``."""
+        _defaults.mutating_webhooks(obj)

@@ -1,0 +1,24 @@
+"""ValidatingWebhookConfigurations (pkg/registry/admissionregistration/...).
+
+Each webhook's failure policy, match policy, side effects and timeout are defaulted.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.rest import Strategy
+
+if TYPE_CHECKING:
+    from pyctrl._apiserver.scheme.resources import ResourceType
+
+__all__ = ["ValidatingWebhookConfigurationStrategy"]
+
+
+class ValidatingWebhookConfigurationStrategy(Strategy):
+    """The rules of ValidatingWebhookConfigurations."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_ValidatingWebhookConfiguration``."""
+        _defaults.validating_webhooks(obj)

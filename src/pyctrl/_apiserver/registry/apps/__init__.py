@@ -1,0 +1,1 @@
+"""The apps group's kinds (kube-apiserver's pkg/registry/apps)."""

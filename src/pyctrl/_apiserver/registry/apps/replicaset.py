@@ -1,0 +1,24 @@
+"""ReplicaSets (kube-apiserver's pkg/registry/apps/replicaset/strategy.go).
+
+``SetDefaults_ReplicaSet``, and the workloads' validation (`workload`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.apps.workload import WorkloadStrategy
+
+if TYPE_CHECKING:
+    from pyctrl._apiserver.scheme.resources import ResourceType
+
+__all__ = ["ReplicaSetStrategy"]
+
+
+class ReplicaSetStrategy(WorkloadStrategy):
+    """The rules of ReplicaSets."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_ReplicaSet``."""
+        _defaults.replicaset(obj)

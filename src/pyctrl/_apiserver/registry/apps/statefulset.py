@@ -1,0 +1,24 @@
+"""StatefulSets (kube-apiserver's pkg/registry/apps/statefulset/strategy.go).
+
+``SetDefaults_StatefulSet``, and the workloads' validation (`workload`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.apps.workload import WorkloadStrategy
+
+if TYPE_CHECKING:
+    from pyctrl._apiserver.scheme.resources import ResourceType
+
+__all__ = ["StatefulSetStrategy"]
+
+
+class StatefulSetStrategy(WorkloadStrategy):
+    """The rules of StatefulSets."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_StatefulSet``."""
+        _defaults.statefulset(obj)

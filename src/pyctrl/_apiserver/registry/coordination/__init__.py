@@ -1,0 +1,1 @@
+"""The coordination.k8s.io group's kinds (kube-apiserver's pkg/registry/coordination)."""

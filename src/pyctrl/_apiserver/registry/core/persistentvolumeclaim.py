@@ -1,0 +1,24 @@
+"""PersistentVolumeClaims (kube-apiserver's pkg/registry/core/persistentvolumeclaim).
+
+``volumeMode`` defaults to ``Filesystem``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.rest import Strategy
+
+if TYPE_CHECKING:
+    from pyctrl._apiserver.scheme.resources import ResourceType
+
+__all__ = ["PersistentVolumeClaimStrategy"]
+
+
+class PersistentVolumeClaimStrategy(Strategy):
+    """The rules of PersistentVolumeClaims."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_PersistentVolumeClaim``."""
+        _defaults.pvc(obj)

@@ -1,0 +1,42 @@
+"""Secrets (kube-apiserver's pkg/registry/core/secret/strategy.go).
+
+A Secret's ``data`` values are base64: one that does not decode fails the decoding of
+the body (400), as the Go ``[]byte`` field does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyctrl._apiserver.apimachinery.errors import bad_request
+from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry import validation as _validation
+from pyctrl._apiserver.registry.rest import Strategy
+from pyctrl._apiserver.registry.validation import core as _core
+
+if TYPE_CHECKING:
+    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apiserver.scheme.resources import ResourceType
+
+__all__ = ["SecretStrategy"]
+
+
+class SecretStrategy(Strategy):
+    """The rules of Secrets."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """The defaults (``type: Opaque``), then 400 for ``data`` that is not base64."""
+        _defaults.secret(obj)
+        problem = _validation.base64_problem(obj)
+        if problem:
+            raise bad_request(f'Secret in version "v1" cannot be handled as a Secret: {problem}')
+
+    def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
+        """``ValidateSecret``."""
+        return _core.validate_secret(obj)
+
+    def validate_update(
+        self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
+    ) -> list[Cause]:
+        """``ValidateSecretUpdate``: type and immutable data stay."""
+        return _core.validate_secret_update(obj, old)
