@@ -44,10 +44,17 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
+from pyctrl import _executor
 from pyctrl.cache import cached_in_slots, keys_in_slots
 from pyctrl.controller import Controller, Options
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
-from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
+from pyctrl.reconcile import (
+    ObjectReconciler,
+    Reconciler,
+    SyncObjectReconciler,
+    SyncReconciler,
+    as_reconciler,
+)
 from pyctrl.source import Kind, Source
 
 if TYPE_CHECKING:
@@ -277,8 +284,15 @@ class Builder(Generic[T]):
             metadata_only=watch.metadata_only,
         )
 
-    def complete(self, reconciler: Reconciler | ObjectReconciler[T]) -> Controller:
-        """Build the controller, add it to the manager and return it."""
+    def complete(
+        self,
+        reconciler: Reconciler | SyncReconciler | ObjectReconciler[T] | SyncObjectReconciler[T],
+    ) -> Controller:
+        """Build the controller, add it to the manager and return it.
+
+        A plain ``def reconcile`` or ``def reconcile_object`` runs in a thread of the
+        controller's pool (`pyctrl.blocking`).
+        """
         if self._for is None and not self._name:
             raise ValueError("a controller needs for_() or named()")
         kind = ""
@@ -289,12 +303,16 @@ class Builder(Generic[T]):
         if typed and not isinstance(reconciler, Reconciler):
             if self._for is None or self._for.type_ is None:
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
+            if not _executor.is_async(reconciler.reconcile_object):
+                reconciler = _executor.OffloadedObject(reconciler)
             reconciler = as_reconciler(self.manager.cache, self._for.type_, reconciler)
         elif not isinstance(reconciler, Reconciler):
             raise TypeError(
                 f"{type(reconciler).__name__} has neither reconcile(request) "
                 "nor reconcile_object(obj)"
             )
+        elif not _executor.is_async(reconciler.reconcile):
+            reconciler = _executor.Offloaded(reconciler)
         if (
             self._for is not None
             and self._for.type_ is not None

@@ -46,12 +46,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyctrl import metrics, tracing
+from pyctrl import _executor, metrics, tracing
+from pyctrl._fence import fenced_by
 from pyctrl._ids import fast_uuid4
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import CacheSyncTimeoutError, PyctrlError, TerminalError
 from pyctrl.log import bound_context, get_logger, reconcile_triggers
-from pyctrl.reconcile import Reconciler, Request, Result
+from pyctrl.reconcile import Reconciler, Request, Result, SyncReconciler
 from pyctrl.source import Source, SyncingSource
 from pyctrl.workqueue import RateLimiter, ShutDownError, Trigger, TriggerKind, Triggers, WorkQueue
 from pyctrl.workqueue._triggers import EMPTY
@@ -180,7 +181,8 @@ class Controller:
 
     Args:
         name: Unique name; labels metrics and logs (the builder uses the lowercase kind).
-        reconciler: What to call for each request.
+        reconciler: What to call for each request; a plain ``def reconcile`` runs in a
+            thread of the controller's `pool` (`pyctrl.blocking`).
         options: See `Options`.
         kind: The kind reconciled, for the log context.
         clock: Time source for the queue (tests pass a FakeClock).
@@ -190,7 +192,7 @@ class Controller:
     def __init__(
         self,
         name: str,
-        reconciler: Reconciler,
+        reconciler: Reconciler | SyncReconciler,
         *,
         options: Options | None = None,
         kind: str = "",
@@ -200,8 +202,12 @@ class Controller:
         self.name = name
         self.gate = gate
         """Admits keys (sharded controllers); None admits every key."""
-        self.reconciler = reconciler
         self.options = options or Options()
+        self.pool = _executor.Pool(name, self.options.max_concurrent_reconciles)
+        """Runs a plain ``def reconcile`` (`pyctrl.blocking`): one thread per worker."""
+        if not _executor.is_async(reconciler.reconcile):
+            reconciler = _executor.Offloaded(reconciler)
+        self.reconciler: Reconciler = reconciler
         self.kind = kind
         if self.options.new_queue is not None:
             self.queue: WorkQueue[Request] = self.options.new_queue(name, self.options.rate_limiter)
@@ -287,6 +293,8 @@ class Controller:
                 await self._drain(group, sources, workers)
                 unfence()  # the Lease released after a normal stop is no loss
                 raise
+            finally:
+                self.pool.shutdown()
 
     async def _wait_for_sync(self) -> None:
         syncing = [s for s in self._sources if isinstance(s, SyncingSource)]
@@ -385,6 +393,8 @@ class Controller:
         token = reconcile_triggers.set(found)
         try:
             with (
+                self.pool.bound(),
+                fenced_by(self.fence),
                 bound_context(**context),
                 tracing.reconcile_span(
                     self.name,

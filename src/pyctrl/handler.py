@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from pyctrl import _executor
 from pyctrl.meta import GroupVersionKind
 from pyctrl.reconcile import Request
 from pyctrl.resource import CustomResource, accessor
@@ -227,16 +228,21 @@ class EnqueueRequestsFromMapFunc:
     new object, and the union is enqueued) and returns requests, synchronously or as
     a coroutine, so it can read the cache to find dependents. ``priority`` as for
     `EnqueueRequestForObject`.
+
+    A plain ``def`` map function may block (it runs in a thread, `pyctrl.blocking`);
+    ``inline=True`` runs a cheap, pure one on the event loop instead, saving the thread
+    hop per event.
     """
 
-    __slots__ = ("_fn", "_priority")
+    __slots__ = ("_fn", "_inline", "_priority")
 
-    def __init__(self, fn: MapFunc, *, priority: int = 0) -> None:
+    def __init__(self, fn: MapFunc, *, priority: int = 0, inline: bool = False) -> None:
         self._fn = fn
         self._priority = _check_priority(priority)
+        self._inline = inline or _executor.is_async(fn)
 
     async def _map(self, obj: Any) -> list[Request]:
-        result = self._fn(obj)
+        result = self._fn(obj) if self._inline else await _executor.offload(self._fn, obj)
         if inspect.isawaitable(result):
             result = await result
         return list(result)

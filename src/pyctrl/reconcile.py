@@ -17,7 +17,9 @@ What the controller does with the outcome (see `pyctrl.controller`):
 - otherwise (``Result()`` or ``None``): backoff is reset and nothing is requeued.
 
 Any object with an ``async def reconcile(self, request) -> Result | None`` method is a
-`Reconciler`; `Func` turns a plain coroutine function into one.
+`Reconciler`; `Func` turns a plain coroutine function into one. A plain
+``def reconcile(self, request)`` (a `SyncReconciler`) is run in a thread by its
+controller, so blocking code never stalls the event loop (`pyctrl.blocking`).
 
 An `ObjectReconciler` is handed the object itself rather than its key
 (controller-runtime's ``reconcile.ObjectReconciler``, kube-rs' ``reconcile(Arc<K>)``):
@@ -43,6 +45,8 @@ __all__ = [
     "Reconciler",
     "Request",
     "Result",
+    "SyncObjectReconciler",
+    "SyncReconciler",
     "TerminalError",
     "as_reconciler",
 ]
@@ -125,6 +129,20 @@ class Reconciler(Protocol):
         ...
 
 
+@runtime_checkable
+class SyncReconciler(Protocol):
+    """A reconciler of blocking code: a plain ``def reconcile(self, request)``.
+
+    The controller runs it in a thread of its own pool (``max_concurrent_reconciles``
+    threads), never on the event loop; it reaches the cluster through
+    `pyctrl.blocking.SyncClient`. See `pyctrl.blocking`.
+    """
+
+    def reconcile(self, request: Request) -> Result | None:
+        """Make the cluster match the desired state of the object named by ``request``."""
+        ...
+
+
 class Func:
     """Adapts a coroutine function ``async def f(request) -> Result | None`` to `Reconciler`."""
 
@@ -147,6 +165,15 @@ class ObjectReconciler(Protocol[T_contra]):
 
     async def reconcile_object(self, obj: T_contra) -> Result | None:
         """Reconcile ``obj`` (a fresh copy, as read for this reconcile)."""
+        ...
+
+
+@runtime_checkable
+class SyncObjectReconciler(Protocol[T_contra]):
+    """An `ObjectReconciler` of blocking code: a plain ``def reconcile_object(self, obj)``."""
+
+    def reconcile_object(self, obj: T_contra) -> Result | None:
+        """Reconcile ``obj`` (run in a thread; see `SyncReconciler`)."""
         ...
 
 

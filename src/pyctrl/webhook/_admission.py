@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import contextvars
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -20,6 +19,7 @@ import jsonpatch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from pyctrl import _executor
 from pyctrl.errors import PyctrlError, SchemeError
 from pyctrl.log import get_logger
 from pyctrl.resource import Unstructured
@@ -237,10 +237,8 @@ def _denied(
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    result = fn(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
+    """Await user code; a plain ``def`` runs in a thread (`pyctrl.blocking`), off the loop."""
+    return await _executor.invoke(fn, *args)
 
 
 def _type_name(type_: type[Any], gvk: GroupVersionKind | None) -> str:
