@@ -165,19 +165,23 @@ class SyncClient:
 
     def create(self, obj: T, **kwargs: Any) -> T:
         """`pyctrl.client.Client.create`, blocking and fenced."""
-        return _write(self.client.create, obj, **kwargs)
+        result: T = _write(self.client.create, obj, **kwargs)
+        return result
 
     def update(self, obj: T, **kwargs: Any) -> T:
         """`pyctrl.client.Client.update`, blocking and fenced."""
-        return _write(self.client.update, obj, **kwargs)
+        result: T = _write(self.client.update, obj, **kwargs)
+        return result
 
     def patch(self, obj: T, patch: Any, **kwargs: Any) -> T:
         """`pyctrl.client.Client.patch`, blocking and fenced."""
-        return _write(self.client.patch, obj, patch, **kwargs)
+        result: T = _write(self.client.patch, obj, patch, **kwargs)
+        return result
 
     def apply(self, obj: T, **kwargs: Any) -> T:
         """`pyctrl.client.Client.apply`, blocking and fenced."""
-        return _write(self.client.apply, obj, **kwargs)
+        result: T = _write(self.client.apply, obj, **kwargs)
+        return result
 
     def delete(self, obj: Any, **kwargs: Any) -> None:
         """`pyctrl.client.Client.delete`, blocking and fenced."""

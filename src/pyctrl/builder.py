@@ -46,8 +46,15 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 from pyctrl import _executor
 from pyctrl.cache import cached_in_slots, keys_in_slots
-from pyctrl.controller import Controller, Options
-from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
+from pyctrl.controller import Controller, Notify, Options
+from pyctrl.errors import NotFoundError
+from pyctrl.handler import (
+    EnqueueRequestForObject,
+    EnqueueRequestForOwner,
+    EnqueueRequestsForAll,
+    EventHandler,
+)
+from pyctrl.pause import PAUSED_ANNOTATION, NotPaused, SkipPaused
 from pyctrl.reconcile import (
     ObjectReconciler,
     Reconciler,
@@ -96,6 +103,19 @@ class _AfterOwnWrites:
             self._type, request.name, request.namespace or None
         )
         return await self._reconciler.reconcile(request)
+
+
+def _notifier(manager: Manager, type_: type[Any], name: str) -> Notify:
+    """Records a Warning event on a request's cached object (a key given up on, say)."""
+
+    async def notify(request: Request, reason: str, message: str) -> None:
+        try:
+            obj = await manager.cache.get(type_, request.name, request.namespace or None)
+        except NotFoundError:
+            return
+        manager.get_event_recorder_for(name).event(obj, "Warning", reason, message)
+
+    return notify
 
 
 def _mine_and(
@@ -152,6 +172,7 @@ class Builder(Generic[T]):
     _filters: list[Predicate] = field(default_factory=list)
     _options: Options | None = None
     _name: str = ""
+    _paused: str | None = PAUSED_ANNOTATION
 
     def for_(self, type_: type[U], *predicates: Predicate) -> Builder[U]:
         """Reconcile objects of ``type_``: each event enqueues the object's own key."""
@@ -251,6 +272,25 @@ class Builder(Generic[T]):
         self._options = options
         return self
 
+    def paused_annotation(self, annotation: str | None) -> Self:
+        """The annotation that pauses an object (`pyctrl.pause`); None never pauses.
+
+        Default ``pyctrl.dev/paused``: an object annotated ``"true"`` is not reconciled.
+        """
+        self._paused = annotation
+        return self
+
+    def reconcile_all_on(self, type_: type[Any], *predicates: Predicate) -> Self:
+        """Reconcile every cached ``for_`` object when an object of ``type_`` changes.
+
+        kube-rs' ``reconcile_all_on``: for a configuration every object depends on, such
+        as ``reconcile_all_on(V1Secret, FieldEquals("metadata.name", "config"))``. Each
+        event of ``type_`` that passes ``predicates`` queues every object of the ``for_``
+        type in the cache (keys already queued collapse, as always).
+        """
+        handler = EnqueueRequestsForAll(self.manager.cache, self._for_type("reconcile_all_on()"))
+        return self.watches(type_, handler, *predicates)
+
     def named(self, name: str) -> Self:
         """Name the controller (default: the lowercase kind of the ``for_`` type)."""
         self._name = name
@@ -270,6 +310,39 @@ class Builder(Generic[T]):
             if isinstance(watch.handler, EnqueueRequestForOwner):
                 watch.predicates = (*watch.predicates, owner_filter)
         return self.manager.cache.get_informer(self._for.type_)
+
+    def _adapt(
+        self,
+        reconciler: Reconciler | SyncReconciler | ObjectReconciler[T] | SyncObjectReconciler[T],
+    ) -> Reconciler:
+        """The user's reconciler as an async `Reconciler` (objects read, blocking offloaded)."""
+        typed = isinstance(reconciler, ObjectReconciler)
+        if typed and not isinstance(reconciler, Reconciler):
+            if self._for is None or self._for.type_ is None:
+                raise ValueError("an ObjectReconciler needs for_() to know which object to read")
+            handed: Any = reconciler
+            if not _executor.is_async(handed.reconcile_object):
+                handed = _executor.OffloadedObject(handed)
+            return as_reconciler(self.manager.cache, self._for.type_, handed)
+        if not isinstance(reconciler, Reconciler):
+            raise TypeError(
+                f"{type(reconciler).__name__} has neither reconcile(request) "
+                "nor reconcile_object(obj)"
+            )
+        if not _executor.is_async(reconciler.reconcile):
+            return cast("Reconciler", _executor.Offloaded(reconciler))
+        return reconciler
+
+    def _pausable(self, watch: _Watch, name: str, reconciler: Reconciler) -> Reconciler:
+        """Skip paused objects: drop their events, and check before each reconcile."""
+        assert watch.type_ is not None
+        assert self._paused is not None
+        watch.predicates = (*watch.predicates, NotPaused(self._paused))
+
+        def record(obj: Any, reason: str, message: str) -> None:
+            self.manager.get_event_recorder_for(name).event(obj, "Normal", reason, message)
+
+        return SkipPaused(self.manager.cache, watch.type_, reconciler, record, self._paused)
 
     def _source(self, watch: _Watch) -> Source:
         if watch.source is not None:
@@ -299,32 +372,23 @@ class Builder(Generic[T]):
         if self._for is not None and self._for.type_ is not None:
             kind = self.manager.scheme.gvk_for(self._for.type_).kind
         name = self._name or kind.lower()
-        typed = isinstance(reconciler, ObjectReconciler)
-        if typed and not isinstance(reconciler, Reconciler):
-            if self._for is None or self._for.type_ is None:
-                raise ValueError("an ObjectReconciler needs for_() to know which object to read")
-            if not _executor.is_async(reconciler.reconcile_object):
-                reconciler = _executor.OffloadedObject(reconciler)
-            reconciler = as_reconciler(self.manager.cache, self._for.type_, reconciler)
-        elif not isinstance(reconciler, Reconciler):
-            raise TypeError(
-                f"{type(reconciler).__name__} has neither reconcile(request) "
-                "nor reconcile_object(obj)"
-            )
-        elif not _executor.is_async(reconciler.reconcile):
-            reconciler = _executor.Offloaded(reconciler)
+        reconciler = self._adapt(reconciler)
         if (
             self._for is not None
             and self._for.type_ is not None
             and self.manager.cache.options.read_your_own_writes
         ):
             reconciler = _AfterOwnWrites(self.manager, self._for.type_, reconciler)
+        if self._for is not None and self._for.type_ is not None and self._paused:
+            reconciler = self._pausable(self._for, name, reconciler)
         informer = self._shard()
         options = self._options
         if informer is not None:
             # Sharded controllers are active on every replica, not only on a leader.
             options = replace(options or Options(), need_leader_election=False)
         controller = Controller(name, reconciler, options=options, kind=kind)
+        if self._for is not None and self._for.type_ is not None:
+            controller.notify = _notifier(self.manager, self._for.type_, name)
         if informer is not None and self.manager.shards is not None:
             controller.gate = self.manager.shards.gate_for(informer, controller.queue)
         for watch in [*([self._for] if self._for else []), *self._watches]:

@@ -88,17 +88,31 @@ class Result:
             takes precedence over ``requeue``.
         priority: The workqueue priority of the requeue (higher goes first; default 0),
             as controller-runtime's ``Result.Priority``.
+        max_retries: Overrides the controller's ``Options.max_retries`` for this requeue
+            (``requeue=True``, or an ``on_error`` hook's choice): once the key was requeued
+            through the rate limiter this many times in a row, it is dropped. None keeps
+            the controller's budget.
     """
 
     requeue: bool = False
     requeue_after: float = 0.0
     priority: int = 0
+    max_retries: int | None = None
 
     def __init__(
-        self, requeue: bool = False, requeue_after: float | timedelta = 0.0, priority: int = 0
+        self,
+        requeue: bool = False,
+        requeue_after: float | timedelta = 0.0,
+        priority: int = 0,
+        *,
+        max_retries: int | None = None,
     ) -> None:
         if not isinstance(priority, int) or isinstance(priority, bool):
             raise TypeError(f"priority must be an int, got {priority!r}")
+        if max_retries is not None and (
+            not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0
+        ):
+            raise ValueError(f"max_retries must be an int >= 0 or None, got {max_retries!r}")
         seconds = (
             requeue_after.total_seconds()
             if isinstance(requeue_after, timedelta)
@@ -109,6 +123,7 @@ class Result:
         object.__setattr__(self, "requeue", requeue)
         object.__setattr__(self, "requeue_after", seconds)
         object.__setattr__(self, "priority", priority)
+        object.__setattr__(self, "max_retries", max_retries)
 
     @property
     def is_zero(self) -> bool:
