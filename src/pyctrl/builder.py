@@ -153,6 +153,7 @@ class _Watch:
     handler: EventHandler
     predicates: tuple[Predicate, ...]
     metadata_only: bool | None = None
+    optional: bool = False
 
 
 T = TypeVar("T")
@@ -174,34 +175,56 @@ class Builder(Generic[T]):
     _name: str = ""
     _paused: str | None = PAUSED_ANNOTATION
 
-    def for_(self, type_: type[U], *predicates: Predicate) -> Builder[U]:
-        """Reconcile objects of ``type_``: each event enqueues the object's own key."""
+    def for_(self, type_: type[U], *predicates: Predicate, optional: bool = False) -> Builder[U]:
+        """Reconcile objects of ``type_``: each event enqueues the object's own key.
+
+        ``optional=True``: the kind's CRD may be absent; see `owns`.
+        """
         if self._for is not None:
             raise ValueError("for_() may be called once per controller")
-        self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates)
+        self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates, optional=optional)
         if self.manager.shards is not None:
             # Before anything (a daemon) asks the cache for the type's informer.
             self.manager.cache.shard(type_, self.manager.shards.assignment)
         return cast("Builder[U]", self)
 
     def owns(
-        self, type_: type[Any], *predicates: Predicate, metadata_only: bool | None = None
+        self,
+        type_: type[Any],
+        *predicates: Predicate,
+        metadata_only: bool | None = None,
+        optional: bool = False,
     ) -> Self:
-        """Watch ``type_`` and enqueue the controller owner of each object (the ``for_`` type)."""
+        """Watch ``type_`` and enqueue the controller owner of each object (the ``for_`` type).
+
+        ``optional=True``: ``type_``'s CRD may not be installed (a ServiceMonitor without
+        prometheus-operator). The watch waits, inactive, until the CRD is Established,
+        then its events flow; it stops when the CRD goes. The controller and the manager
+        do not wait for it; reconcilers ask `pyctrl.cache.Cache.is_served`.
+        """
         if self._for is None or self._for.type_ is None:
             raise ValueError("call for_() before owns()")
         handler = EnqueueRequestForOwner(self._for.type_, only_controller=True)
-        self._watches.append(_Watch(type_, None, handler, predicates, metadata_only))
+        self._watches.append(_Watch(type_, None, handler, predicates, metadata_only, optional))
         return self
 
-    def watches(self, type_: type[Any], handler: EventHandler, *predicates: Predicate) -> Self:
-        """Watch objects of ``type_`` (from the shared cache), mapping events with ``handler``."""
+    def watches(
+        self,
+        type_: type[Any],
+        handler: EventHandler,
+        *predicates: Predicate,
+        optional: bool = False,
+    ) -> Self:
+        """Watch objects of ``type_`` (from the shared cache), mapping events with ``handler``.
+
+        ``optional=True``: ``type_``'s CRD may be absent; see `owns`.
+        """
         if not isinstance(type_, type):
             raise TypeError(
                 f"watches() takes a type, not {type(type_).__name__}: give a Source, which "
                 "carries its own handler and predicates, to watches_raw_source()"
             )
-        self._watches.append(_Watch(type_, None, handler, predicates))
+        self._watches.append(_Watch(type_, None, handler, predicates, optional=optional))
         return self
 
     def watches_raw_source(self, source: Source) -> Self:
@@ -355,6 +378,7 @@ class Builder(Generic[T]):
             *self._filters,
             *watch.predicates,
             metadata_only=watch.metadata_only,
+            optional=watch.optional,
         )
 
     def complete(

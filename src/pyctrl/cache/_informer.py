@@ -102,7 +102,8 @@ class InformerStatus:
     Attributes:
         gvk: The type.
         metadata_only: Whether only metadata is cached.
-        state: ``pending`` (not started), ``resolving`` (finding the type on the server),
+        state: ``inactive`` (an optional kind not served now), ``pending`` (not started),
+            ``resolving`` (finding the type on the server),
             ``listing``, ``connecting`` (opening a watch), ``watching`` (every watch
             open), ``backoff`` (waiting to retry) or ``stopped``.
         synced: Every reflector has completed its first list.
@@ -283,6 +284,32 @@ class SharedInformer:
         self.namespaced: bool | None = None
         self._health_timer: TimerHandle | None = None
         self._published_reconnects = 0
+        self.optional = False
+        """Runs only while its kind is served (``get_informer(..., optional=True)``)."""
+        self.served = True
+        """False while an optional informer's kind is not served: it does not run then."""
+
+    def reset(self) -> None:
+        """Make a stopped informer runnable again, empty (an optional kind gone away).
+
+        Every stored object leaves, each with a delete (``delete_state_unknown``) queued
+        for every handler, delivered once it runs again.
+        """
+        if self._tg is not None:
+            raise RuntimeError(f"informer for {self.description} is still running")
+        for key, entry in list(self.store.items()):
+            self.store.remove(key)
+            self._processor.notify((DELETE, None, entry, True))
+        for reflector in self._reflectors.values():
+            self._retired_reconnects += reflector.reconnects
+            self._retired_relists += reflector.relists
+        self._reflectors.clear()
+        self._reflector_tasks.clear()
+        self._running = self._stopped = self._resolved = False
+        self._synced.clear()
+        self.namespaced = None
+        self._resolution.error = self._resolution.error_time = None
+        self._resolution.failing_since = None
 
     # running -----------------------------------------------------------------------------
 
@@ -606,6 +633,8 @@ class SharedInformer:
         return max(errors)[1] if errors else None
 
     def _state(self) -> str:  # noqa: PLR0911 - one answer per informer state
+        if not self.served:
+            return "inactive"
         if self._stopped:
             return "stopped"
         if not self._running:
@@ -721,6 +750,11 @@ class Informer(Generic[T]):
     def synced(self) -> bool:
         """True once the informer has completed its first list."""
         return self._shared.synced()
+
+    @property
+    def served(self) -> bool:
+        """False while an optional informer's kind is not served (it does not run then)."""
+        return self._shared.served
 
     def healthy(self) -> bool:
         """False while the informer has been failing for longer than allowed."""
