@@ -10,10 +10,11 @@ webhook's defaulter or validator, a map function) it accepts a plain ``def`` as 
   is run by `offload`;
 - `offload` runs a function in the executor bound to the running work (`Pool.bound`: a
   controller binds its own, sized by ``max_concurrent_reconciles``) or, outside any
-  controller, in a shared pool; the thread gets a copy of the caller's context variables
-  (log bindings, `pyctrl.controller.triggers`, the tracing span, the fences bound to the
-  work), and knows the loop to hand coroutines back to (`loop`, used by
-  `pyctrl.blocking`);
+  controller, in a shared pool (so do calls made by coroutines that blocking code sent
+  back to the loop: their own thread is waiting, and must not wait for itself); the
+  thread gets a copy of the caller's context variables (log bindings,
+  `pyctrl.controller.triggers`, the tracing span, the fences bound to the work), and
+  knows the loop to hand coroutines back to (`loop`, used by `pyctrl.blocking`);
 - when the awaiting task is cancelled (a reconcile timeout, a lost Lease) the thread
   cannot be stopped, but it is told: `cancelled` turns true in it, and `pyctrl.blocking`
   refuses any further call it makes.
@@ -128,10 +129,12 @@ async def offload(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     that is awaited here, on the loop.
     """
     running = asyncio.get_running_loop()
+    # Sent to the loop by a thread of the bound pool, which waits for it: offloading into
+    # that pool again could wait for its own thread, so nested calls use the shared one.
+    pool = _shared if _call.get() is not None else (_pool.get() or _shared)
     context = contextvars.copy_context()
     call = _Call(running)
     context.run(_call.set, call)
-    pool = _pool.get() or _shared
     future = running.run_in_executor(
         pool.executor(), functools.partial(context.run, fn, *args, **kwargs)
     )

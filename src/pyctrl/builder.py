@@ -76,7 +76,13 @@ if TYPE_CHECKING:
     from pyctrl.reconcile import Request, Result
     from pyctrl.resource import CustomResource
     from pyctrl.shardelection import SlotElector
-    from pyctrl.webhook import Defaulter, Validator, WebhookOptions
+    from pyctrl.webhook import (
+        Defaulter,
+        SyncDefaulter,
+        SyncValidator,
+        Validator,
+        WebhookOptions,
+    )
 
 __all__ = [
     "Builder",
@@ -437,8 +443,8 @@ class WebhookBuilder:
     manager: Manager
     _type: type[Any] | None = None
     _gvk: GroupVersionKind | None = None
-    _defaulter: Defaulter[Any] | None = None
-    _validator: Validator[Any] | None = None
+    _defaulter: Defaulter[Any] | SyncDefaulter[Any] | None = None
+    _validator: Validator[Any] | SyncValidator[Any] | None = None
     _defaulter_options: WebhookOptions | None = None
     _validator_options: WebhookOptions | None = None
     _defaulter_path: str | None = None
@@ -451,14 +457,18 @@ class WebhookBuilder:
         return self
 
     def with_defaulter(
-        self, defaulter: Defaulter[Any], options: WebhookOptions | None = None
+        self,
+        defaulter: Defaulter[Any] | SyncDefaulter[Any],
+        options: WebhookOptions | None = None,
     ) -> Self:
         """Serve a defaulting (mutating) webhook, configured by ``options``."""
         self._defaulter, self._defaulter_options = defaulter, options
         return self
 
     def with_validator(
-        self, validator: Validator[Any], options: WebhookOptions | None = None
+        self,
+        validator: Validator[Any] | SyncValidator[Any],
+        options: WebhookOptions | None = None,
     ) -> Self:
         """Serve a validating webhook, configured by ``options``."""
         self._validator, self._validator_options = validator, options

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import structlog
+from kubernetes_asyncio.client import V1ConfigMap, V1ObjectMeta
 from structlog.testing import capture_logs
 
 from pyctrl import metrics
@@ -17,15 +18,18 @@ from pyctrl.blocking import SyncClient
 from pyctrl.builder import controller_managed_by
 from pyctrl.controller import Options as ControllerOptions
 from pyctrl.controller import triggers
+from pyctrl.handler import EnqueueRequestsFromMapFunc
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
+from pyctrl.reconcile import Request
 from pyctrl.testing import eventually, object_eventually, running
 
 from .conftest import Widget, options
 
 if TYPE_CHECKING:
+    from pyctrl.daemon import DaemonContext
     from pyctrl.envtest import Environment
-    from pyctrl.reconcile import Request, Result
+    from pyctrl.reconcile import Result
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.25  # a loop blocked for 2 s would lose this Lease
 PROBE_BUDGET = 0.1
@@ -236,3 +240,39 @@ async def test_sync_and_async_controllers_share_one_manager(env: Environment) ->
             return first.names == second.names == {"a", "b"}
 
         await eventually(both)
+
+
+async def test_blocking_daemons_and_map_functions_run_in_threads(env: Environment) -> None:
+    """A plain def daemon polls in its thread until stopped; a plain def map fn runs off-loop."""
+    manager = Manager(env.config, options())
+    polls: list[str] = []
+    stopped = threading.Event()
+    mapped: list[str] = []
+
+    def poll(ctx: DaemonContext[Widget]) -> None:
+        while not ctx.sleep_blocking(0.05):
+            polls.append(threading.current_thread().name)
+        stopped.set()
+
+    def widgets_of(obj: V1ConfigMap) -> list[Request]:
+        mapped.append(threading.current_thread().name)
+        return [Request("default", obj.metadata.name)]
+
+    counting = AsyncCounting()
+    controller_managed_by(manager).for_(Widget).daemon(poll).watches(
+        V1ConfigMap, EnqueueRequestsFromMapFunc(widgets_of)
+    ).complete(counting)
+    async with running(manager):
+        widget = await manager.client.create(
+            Widget(metadata=ObjectMeta(name="dm", namespace="default"))
+        )
+        await eventually(lambda: asyncio.sleep(0, len(polls) >= 2))
+        assert polls[0].startswith("pyctrl-daemon-")
+        await manager.client.create(
+            V1ConfigMap(metadata=V1ObjectMeta(name="from-map", namespace="default"))
+        )
+        await eventually(lambda: asyncio.sleep(0, "from-map" in counting.names))
+        assert mapped
+        assert threading.main_thread().name not in mapped
+        await manager.client.delete(widget)
+        await eventually(lambda: asyncio.sleep(0, stopped.is_set()))

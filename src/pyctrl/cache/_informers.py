@@ -9,6 +9,7 @@ once the cache starts (at once for those asked for later), and stops one on remo
 from __future__ import annotations
 
 import contextvars
+import functools
 from typing import TYPE_CHECKING, Any
 
 from pyctrl.cache._informer import InformerConfig, SharedInformer
@@ -38,6 +39,10 @@ InformerKey = tuple[GroupVersionKind, bool]
 
 _log = get_logger("pyctrl.cache")
 _UNTYPED: tuple[type[Any], ...] = (Unstructured, PartialObjectMetadata, dict)
+
+
+def _reset(shared: SharedInformer, _stopped: object = None) -> None:
+    shared.reset()
 
 
 def _uid_of(obj: dict[str, Any]) -> list[str]:
@@ -190,7 +195,7 @@ class Informers:
                 stopping = self._stopping.pop(key, None)
                 if stopping is not None and not stopping.done():
                     # Back before the old run ended: start once it has (and was reset).
-                    stopping.add_done_callback(lambda _t, key=key: self._restart(key))
+                    stopping.add_done_callback(functools.partial(self._restart, key))
                 elif self._tg is not None:
                     self._run(key, shared)
                 continue
@@ -199,10 +204,10 @@ class Informers:
             if task is None:
                 continue
             task.cancel()
-            task.add_done_callback(lambda _t, shared=shared: shared.reset())
+            task.add_done_callback(functools.partial(_reset, shared))
             self._stopping[key] = task
 
-    def _restart(self, key: InformerKey) -> None:
+    def _restart(self, key: InformerKey, _stopped: object = None) -> None:
         shared = self.informers.get(key)
         if shared is not None and shared.served and self._tg is not None and key not in self._tasks:
             self._run(key, shared)

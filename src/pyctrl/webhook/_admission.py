@@ -39,6 +39,8 @@ __all__ = [
     "GroupVersionKindRef",
     "GroupVersionResourceRef",
     "InvalidObjectError",
+    "SyncDefaulter",
+    "SyncValidator",
     "UserInfo",
     "ValidatingHandler",
     "Validator",
@@ -208,6 +210,32 @@ class Validator(Protocol[T_contra]):
         ...
 
 
+@runtime_checkable
+class SyncDefaulter(Protocol[T_contra]):
+    """A `Defaulter` of blocking code: a plain ``def default``, run in a thread."""
+
+    def default(self, obj: T_contra) -> None:
+        """Set defaults on ``obj`` in place; raise `InvalidObjectError` to deny."""
+        ...
+
+
+@runtime_checkable
+class SyncValidator(Protocol[T_contra]):
+    """A `Validator` of blocking code: plain ``def`` methods, run in a thread."""
+
+    def validate_create(self, obj: T_contra) -> Warnings:
+        """Check a new object; raise `InvalidObjectError` to deny; return warnings."""
+        ...
+
+    def validate_update(self, old: T_contra, new: T_contra) -> Warnings:
+        """Check an update; raise `InvalidObjectError` to deny; return warnings."""
+        ...
+
+    def validate_delete(self, obj: T_contra) -> Warnings:
+        """Check a delete; raise `InvalidObjectError` to deny; return warnings."""
+        ...
+
+
 class UserCodeError(Exception):
     """User code raised something other than InvalidObjectError."""
 
@@ -328,7 +356,7 @@ class DefaultingHandler(_Handler[T]):
     def __init__(
         self,
         type_: type[T],
-        defaulter: Defaulter[T],
+        defaulter: Defaulter[T] | SyncDefaulter[T],
         name: str,
         gvk: GroupVersionKind | None = None,
     ) -> None:
@@ -388,7 +416,7 @@ class ValidatingHandler(_Handler[T]):
     def __init__(
         self,
         type_: type[T],
-        validator: Validator[T],
+        validator: Validator[T] | SyncValidator[T],
         name: str,
         gvk: GroupVersionKind | None = None,
     ) -> None:
