@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Offloaded",
-    "OffloadedObject",
     "Pool",
     "cancelled",
     "invoke",
@@ -168,7 +167,11 @@ def cancelled() -> bool:
 
 
 class Offloaded:
-    """A reconciler with a plain ``def reconcile(request)``, made async: it runs offloaded."""
+    """A reconciler of blocking code made async: its plain ``def`` methods run offloaded.
+
+    Wraps a ``def reconcile(request)`` or a ``def reconcile_object(obj)``; the one the
+    wrapped object has is the one to call.
+    """
 
     __slots__ = ("reconciler",)
 
@@ -179,21 +182,9 @@ class Offloaded:
         """Run the wrapped ``reconcile`` in a thread of the bound pool."""
         return await offload(self.reconciler.reconcile, request)
 
-    def __repr__(self) -> str:
-        return f"Offloaded({self.reconciler!r})"
-
-
-class OffloadedObject:
-    """An object reconciler with a plain ``def reconcile_object(obj)``, made async."""
-
-    __slots__ = ("reconciler",)
-
-    def __init__(self, reconciler: Any) -> None:
-        self.reconciler = reconciler
-
     async def reconcile_object(self, obj: Any) -> Any:
         """Run the wrapped ``reconcile_object`` in a thread of the bound pool."""
         return await offload(self.reconciler.reconcile_object, obj)
 
     def __repr__(self) -> str:
-        return f"OffloadedObject({self.reconciler!r})"
+        return f"Offloaded({self.reconciler!r})"

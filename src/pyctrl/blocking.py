@@ -112,11 +112,33 @@ def _write(fn: Callable[..., Coroutine[Any, Any, T]], *args: Any, **kwargs: Any)
     return run(fn(*args, **kwargs))
 
 
-class SyncSubResourceClient:
+class _Writes:
+    """The writes a client and its subresource clients share, blocking and fenced."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def update(self, obj: T, **kwargs: Any) -> T:
+        """Replace ``obj`` (or its subresource: ``status().update(obj)``)."""
+        result: T = _write(self._target.update, obj, **kwargs)
+        return result
+
+    def patch(self, obj: T, patch: Any, **kwargs: Any) -> T:
+        """Patch ``obj`` (or its subresource)."""
+        result: T = _write(self._target.patch, obj, patch, **kwargs)
+        return result
+
+    def apply(self, obj: T, **kwargs: Any) -> T:
+        """Server-side apply ``obj`` (or to its subresource)."""
+        result: T = _write(self._target.apply, obj, **kwargs)
+        return result
+
+
+class SyncSubResourceClient(_Writes):
     """The blocking form of `pyctrl.client.SubResourceClient` (``status()``, ``scale``...)."""
 
     def __init__(self, target: SubResourceClient) -> None:
-        self._target = target
+        super().__init__(target)
 
     def get(self, obj: Any, **kwargs: Any) -> Any:
         """Read the subresource of ``obj``."""
@@ -126,32 +148,19 @@ class SyncSubResourceClient:
         """Create the subresource (an eviction, a token request)."""
         return _write(self._target.create, obj, body, **kwargs)
 
-    def update(self, obj: T, **kwargs: Any) -> T:
-        """Replace the subresource of ``obj`` (``status().update(obj)``)."""
-        result: T = _write(self._target.update, obj, **kwargs)
-        return result
 
-    def patch(self, obj: T, patch: Any, **kwargs: Any) -> T:
-        """Patch the subresource of ``obj``."""
-        result: T = _write(self._target.patch, obj, patch, **kwargs)
-        return result
-
-    def apply(self, obj: T, **kwargs: Any) -> T:
-        """Server-side apply to the subresource of ``obj``."""
-        result: T = _write(self._target.apply, obj, **kwargs)
-        return result
-
-
-class SyncClient:
+class SyncClient(_Writes):
     """A blocking facade over a `pyctrl.client.Client`, for plain ``def`` handlers.
 
     Each method takes the async client's arguments and blocks its thread until the call,
-    run on the event loop, returns; see the module documentation for fencing and
-    cancellation. Build it anywhere (usually in the reconciler's ``__init__``); call it
-    only from the threads pyctrl runs blocking code in.
+    run on the event loop, returns (`update`, `patch` and `apply` as well as those
+    below); see the module documentation for fencing and cancellation. Build it anywhere
+    (usually in the reconciler's ``__init__``); call it only from the threads pyctrl runs
+    blocking code in.
     """
 
     def __init__(self, client: Client) -> None:
+        super().__init__(client)
         self.client = client
         """The async client the calls go to."""
 
@@ -166,21 +175,6 @@ class SyncClient:
     def create(self, obj: T, **kwargs: Any) -> T:
         """`pyctrl.client.Client.create`, blocking and fenced."""
         result: T = _write(self.client.create, obj, **kwargs)
-        return result
-
-    def update(self, obj: T, **kwargs: Any) -> T:
-        """`pyctrl.client.Client.update`, blocking and fenced."""
-        result: T = _write(self.client.update, obj, **kwargs)
-        return result
-
-    def patch(self, obj: T, patch: Any, **kwargs: Any) -> T:
-        """`pyctrl.client.Client.patch`, blocking and fenced."""
-        result: T = _write(self.client.patch, obj, patch, **kwargs)
-        return result
-
-    def apply(self, obj: T, **kwargs: Any) -> T:
-        """`pyctrl.client.Client.apply`, blocking and fenced."""
-        result: T = _write(self.client.apply, obj, **kwargs)
         return result
 
     def delete(self, obj: Any, **kwargs: Any) -> None:

@@ -351,7 +351,7 @@ class Builder(Generic[T]):
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
             handed: Any = reconciler
             if not _executor.is_async(handed.reconcile_object):
-                handed = _executor.OffloadedObject(handed)
+                handed = _executor.Offloaded(handed)
             return as_reconciler(self.manager.cache, self._for.type_, handed)
         if not isinstance(reconciler, Reconciler):
             raise TypeError(

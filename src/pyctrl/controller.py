@@ -618,6 +618,10 @@ class _Debounced:
         """Queue ``item`` once the debounce time has passed (earlier if already due)."""
         self._queue.add_after(item, self._seconds, priority=priority, trigger=trigger)
 
+    def __getattr__(self, name: str) -> Any:
+        # Sources written for the richer queue (add_after...) still reach it.
+        return getattr(self._queue, name)
+
 
 def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"

@@ -77,7 +77,7 @@ PRELUDE = {
 
 
 def _snippets() -> list[tuple[str, str]]:
-    found = []
+    found: list[tuple[str, str]] = []
     for page, titles in TITLES.items():
         text = (DOCS / page).read_text()
         blocks = {m["title"]: textwrap.dedent(m["body"]) for m in _FENCE.finditer(text)}

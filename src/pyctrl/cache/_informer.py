@@ -37,6 +37,7 @@ from pyctrl.log import get_logger
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
+    from pyctrl.cache._options import CacheOptions
     from pyctrl.clock import Clock, TimerHandle
     from pyctrl.labels import Selector
     from pyctrl.meta import GroupVersionKind
@@ -93,6 +94,33 @@ class InformerConfig:
     min_watch_timeout: float = 300.0
     idle_timeout: float | None = 330.0
     unhealthy_after: float = 30.0
+
+    @classmethod
+    def for_cache(
+        cls,
+        options: CacheOptions,
+        *,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None,
+        metadata_only: bool = False,
+        namespaces: tuple[str, ...] = (),
+        resync_period: float | None = None,
+    ) -> InformerConfig:
+        """The config of an informer of the cache: its list and watch options, and these.
+
+        The cache's own informers (namespaces, served kinds) do not resync.
+        """
+        return cls(
+            namespaces=namespaces,
+            metadata_only=metadata_only,
+            transform=transform,
+            resync_period=resync_period,
+            backoff=options.backoff,
+            page_size=options.page_size,
+            watch_list=options.watch_list,
+            min_watch_timeout=options.min_watch_timeout,
+            idle_timeout=options.watch_idle_timeout,
+            unhealthy_after=options.unhealthy_after,
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -301,17 +301,12 @@ class Informers:
         )
         follows = by_type.namespaces is None
         scope = self._scope.namespaces
-        config = InformerConfig(
+        config = InformerConfig.for_cache(
+            options,
             namespaces=tuple(by_type.namespaces or ()) if not follows else scope or (),
             transform=by_type.transform or options.default_transform,
             metadata_only=metadata_only,
             resync_period=options.sync_period,
-            backoff=options.backoff,
-            page_size=options.page_size,
-            watch_list=options.watch_list,
-            min_watch_timeout=options.min_watch_timeout,
-            idle_timeout=options.watch_idle_timeout,
-            unhealthy_after=options.unhealthy_after,
         )
         shared = SharedInformer(
             gvk=gvk,

@@ -118,16 +118,7 @@ class ServedKinds:
         self.informer = SharedInformer(
             gvk=CRD_GVK,
             source=RESTSource(rest, mapper, CRD_GVK),
-            config=InformerConfig(
-                transform=_slim,
-                resync_period=None,
-                backoff=options.backoff,
-                page_size=options.page_size,
-                watch_list=options.watch_list,
-                min_watch_timeout=options.min_watch_timeout,
-                idle_timeout=options.watch_idle_timeout,
-                unhealthy_after=options.unhealthy_after,
-            ),
+            config=InformerConfig.for_cache(options, transform=_slim),
             scheme=scheme,
             clock=clock,
             random=random,
