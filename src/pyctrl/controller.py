@@ -66,9 +66,6 @@ from pyctrl.errors import (
 from pyctrl.log import bound_context, get_logger, reconcile_triggers
 from pyctrl.reconcile import Reconciler, Request, Result, SyncReconciler
 from pyctrl.source import Source, SyncingSource
-
-if TYPE_CHECKING:
-    from pyctrl.handler import Queue
 from pyctrl.workqueue import RateLimiter, ShutDownError, Trigger, TriggerKind, Triggers, WorkQueue
 from pyctrl.workqueue._triggers import EMPTY
 
@@ -129,6 +126,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from pyctrl._fence import LeaseFence
+    from pyctrl.handler import Queue
 
 _log = get_logger("pyctrl.controller")
 _EXPECTED_ERRORS = (PyctrlError, OSError, TimeoutError)
@@ -259,6 +257,8 @@ class Controller:
         self.options = options or Options()
         self.pool = _executor.Pool(name, self.options.max_concurrent_reconciles)
         """Runs a plain ``def reconcile`` (`pyctrl.blocking`): one thread per worker."""
+        if not callable(getattr(reconciler, "reconcile", None)):
+            raise TypeError(f"{type(reconciler).__name__} has no reconcile(request) method")
         if not _executor.is_async(reconciler.reconcile):
             reconciler = cast("Reconciler", _executor.Offloaded(reconciler))
         self.reconciler = cast("Reconciler", reconciler)
@@ -500,9 +500,9 @@ class Controller:
         retries = self.queue.num_requeues(request)
         self.queue.forget(request)
         retries_exhausted_total.labels(self.name).inc()
-        last = f": {_describe(exc)}" if exc is not None else " (it kept asking to requeue)"
-        message = f"gave up after {retries} retries{last}"
-        _log.error("retry budget exhausted; dropping the key", retries=retries, error=last[2:])
+        last = _describe(exc) if exc is not None else "it kept asking to requeue"
+        message = f"gave up after {retries} retries: {last}"
+        _log.error("retry budget exhausted; dropping the key", retries=retries, error=last)
         error = RetriesExhaustedError(f"{request}: {message}", retries)
         error.__cause__ = exc
         if self.notify is not None:
