@@ -135,3 +135,29 @@ async def test_generated_rbac_reads_crds_for_optional_kinds() -> None:
     assert len(crds) == 1
     assert crds[0].api_groups == ("apiextensions.k8s.io",)
     assert crds[0].verbs == ("get", "list", "watch")
+
+
+async def test_an_optional_kind_installed_before_the_start_is_watched(env: Environment) -> None:
+    """With its CRD already there, the optional informer starts with the manager."""
+    await env.install_crds([crd_for(Monitor)])
+    manager = Manager(env.config, options())
+    reconciler = Reconciler(manager)
+    controller_managed_by(manager).for_(Widget).owns(Monitor, optional=True).complete(reconciler)
+    async with running(manager):
+
+        async def served() -> bool:
+            return manager.cache.is_served(Monitor)
+
+        await eventually(served, within=5)
+        widget = await manager.client.create(
+            Widget(metadata=ObjectMeta(name="early", namespace="default"))
+        )
+        monitor = Monitor(metadata=ObjectMeta(name="early-monitor", namespace="default"))
+        set_controller_reference(widget, monitor)
+        await manager.client.create(monitor)
+
+        def by_monitor() -> bool:
+            return any("Monitor default/early-monitor" in why for _, _, why in reconciler.seen)
+
+        await eventually(lambda: asyncio.sleep(0, by_monitor()), within=5)
+        assert {s.gvk.kind: s.state for s in manager.cache.status()}["Monitor"] == "watching"
