@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import statistics
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.25  # a loop blocked for 2 s would lose this Lease
 PROBE_BUDGET = 0.1
+BLOCKED = 1.0
 
 
 class Sleepy:
@@ -103,7 +105,10 @@ async def test_four_blocking_reconciles_run_at_once_while_the_leader_keeps_its_l
             latencies.append(await _probe(session, f"{base}/readyz"))
             await asyncio.sleep(0.05)
         assert len(latencies) >= 4
-        assert max(latencies) < PROBE_BUDGET, latencies
+        # A loop blocked by the sleeps would answer in up to 2 s; a free one at once (the
+        # median: a probe may still be late when a loaded machine starves the process).
+        assert statistics.median(latencies) < PROBE_BUDGET, latencies
+        assert max(latencies) < BLOCKED, latencies
         assert len(sleepy.threads) == 4
         assert all(name.startswith("pyctrl-widget") for name in sleepy.threads)
         assert not manager.fence.lost
