@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
+from pyctrl import _executor
 from pyctrl.client import Client, JSONPatch, MergeFrom, MergePatch, json_pointer
 from pyctrl.errors import NotFoundError, PyctrlError, SchemeError
 from pyctrl.resource import CustomResource, OwnerRef, accessor
@@ -45,6 +46,7 @@ __all__ = [
     "FinalizerResult",
     "Finalizers",
     "OperationResult",
+    "SyncFinalizer",
     "add_finalizer",
     "contains_finalizer",
     "create_or_patch",
@@ -293,6 +295,14 @@ class Finalizer(Protocol):
         ...
 
 
+class SyncFinalizer(Protocol):
+    """A `Finalizer` of blocking code: a plain ``def finalize``, run in a thread."""
+
+    def finalize(self, obj: Any) -> FinalizerResult:
+        """Clean up for ``obj``; raise to keep the finalizer (and retry later)."""
+        ...
+
+
 class Finalizers:
     """A registry of finalizers by key, run like controller-runtime's ``finalizer.Finalizers``.
 
@@ -306,10 +316,13 @@ class Finalizers:
     """
 
     def __init__(self) -> None:
-        self._by_key: dict[str, Finalizer] = {}
+        self._by_key: dict[str, Finalizer | SyncFinalizer] = {}
 
-    def register(self, key: str, finalizer: Finalizer) -> None:
-        """Register a finalizer under ``key``; a key is registered once."""
+    def register(self, key: str, finalizer: Finalizer | SyncFinalizer) -> None:
+        """Register a finalizer under ``key``; a key is registered once.
+
+        A plain ``def finalize`` runs in a thread (`pyctrl.blocking`), never on the loop.
+        """
         if key in self._by_key:
             raise ValueError(f"finalizer {key!r} is already registered")
         self._by_key[key] = finalizer
@@ -331,7 +344,7 @@ class Finalizers:
             if not contains_finalizer(obj, key):
                 continue
             try:
-                result = await finalizer.finalize(obj)
+                result = await _executor.invoke(finalizer.finalize, obj)
             except Exception as exc:
                 errors.append(exc)
                 continue

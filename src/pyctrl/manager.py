@@ -73,6 +73,7 @@ from pyctrl.metricsserver import parse_address
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
 from pyctrl.shardelection import RingLeaseStore, ShardingOptions, SlotElector
+from pyctrl.watchdog import Watchdog, WatchdogOptions
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -136,6 +137,8 @@ class Options:
         cluster_provider: Finds the clusters to engage besides the local one
             (`pyctrl.providers`: static kubeconfigs, kubeconfig Secrets, ClusterProfiles);
             None engages none (clusters may still be engaged with `Manager.engage`).
+        watchdog: The event-loop watchdog (`pyctrl.watchdog`): measures the loop's lag
+            and logs the stack of code that blocks it; None turns it off.
     """
 
     scheme: Scheme | None = None
@@ -162,6 +165,7 @@ class Options:
     extra_healthz: dict[str, Checker] = field(default_factory=dict)
     sharding: ShardingOptions | None = None
     cluster_provider: Provider | None = None
+    watchdog: WatchdogOptions | None = field(default_factory=WatchdogOptions)
 
 
 class _DebugView:
@@ -264,6 +268,12 @@ class Manager:
         self.metrics_server: MetricsServer | None = None
         self.debug_server: MetricsServer | None = None
         self.probe_server: ProbeServer | None = None
+        self.watchdog: Watchdog | None = None
+        """The event-loop watchdog (`pyctrl.watchdog`), unless `Options.watchdog` is None."""
+        if self.options.watchdog is not None:
+            self.watchdog = Watchdog(self.options.watchdog)
+            if self.options.watchdog.fail_healthz_after is not None:
+                self._healthz["event-loop"] = self.watchdog.check
 
     def _shard(self, sharding: ShardingOptions) -> None:
         if not sharding.namespace:
@@ -384,6 +394,8 @@ class Manager:
     async def _run_servers(self) -> None:
         async with asyncio.TaskGroup() as servers:
             servers.create_task(self.credential_refresher.start(), name="credential-refresher")
+            if self.watchdog is not None:
+                servers.create_task(self.watchdog.start(), name="event-loop-watchdog")
             served = self.options.metrics or MetricsServerOptions()
             metrics_address = parse_address(
                 self.options.metrics_bind_address

@@ -363,6 +363,8 @@ class Kind(Informer):
         *predicates: Filters applied before the handler.
         gvk: The kind, for untyped ``type_``.
         metadata_only: Watch metadata only (less memory; for owned types).
+        optional: The kind's CRD may be absent: the informer runs only while the kind is
+            served, and the controller does not wait for it (`pyctrl.cache.Cache.get_informer`).
     """
 
     def __init__(
@@ -373,8 +375,19 @@ class Kind(Informer):
         *predicates: Predicate,
         gvk: GroupVersionKind | None = None,
         metadata_only: bool | None = None,
+        optional: bool = False,
     ) -> None:
         super().__init__(
-            cache.get_informer(type_, gvk=gvk, metadata_only=metadata_only), handler, *predicates
+            cache.get_informer(type_, gvk=gvk, metadata_only=metadata_only, optional=optional),
+            handler,
+            *predicates,
         )
         self.type = type_
+        self.optional = optional
+
+    async def wait_for_sync(self) -> None:
+        """As `Informer.wait_for_sync`; at once for an optional kind not served now."""
+        if self.optional and not self._informer.served:
+            await self._registered.wait()
+            return
+        await super().wait_for_sync()

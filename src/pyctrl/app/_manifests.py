@@ -20,6 +20,7 @@ from pyctrl.app._spec import OperatorSpec, PolicyRule
 from pyctrl.controller import Controller
 from pyctrl.crd import crd_for, to_yaml
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner
+from pyctrl.meta import GroupVersionKind
 from pyctrl.resource import CustomResource, pluralize
 from pyctrl.source import Kind
 from pyctrl.webhook import ClientConfig, conversion_stanza, converted_kinds, webhook_configurations
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     import os
 
     from pyctrl.manager import Manager
-    from pyctrl.meta import GroupVersionKind
 
 __all__ = [
     "METRICS_PORT",
@@ -44,6 +44,7 @@ _READ = ("get", "list", "watch")
 METRICS_PORT = 8443
 """The generated Deployment serves metrics here, over HTTPS with authn/authz."""
 _WRITE = ("create", "update", "patch", "delete")
+_CRDS = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
 # Built-in kinds whose resource name is not the lowercase English plural of the kind.
 _IRREGULAR = {"Endpoints": "endpoints"}
 
@@ -67,6 +68,9 @@ def rbac_rules(op: OperatorSpec, manager: Manager) -> list[PolicyRule]:
         for source in runnable.sources:
             if not isinstance(source, Kind):
                 continue
+            if source.optional:
+                # Optional kinds start when their CRD is Established: the cache watches CRDs.
+                grant(_CRDS, "customresourcedefinitions", *_READ)
             gvk = manager.scheme.gvk_for(source.type)
             resource = _resource(source.type, gvk)
             grant(gvk, resource, *_READ)

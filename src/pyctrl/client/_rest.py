@@ -15,6 +15,7 @@ import aiohttp
 import orjson
 from yarl import URL
 
+from pyctrl._fence import work_fences
 from pyctrl._kubernetes import Configuration
 from pyctrl.clock import Clock, RealClock
 from pyctrl.config import Config
@@ -71,14 +72,22 @@ class Response:
         return orjson.loads(self.body)
 
 
-_write_fence: contextvars.ContextVar[LeaseFence | None] = contextvars.ContextVar(
-    "pyctrl_write_fence", default=None
+_write_fence: contextvars.ContextVar[tuple[LeaseFence, ...]] = contextvars.ContextVar(
+    "pyctrl_write_fence", default=()
 )
+_READS = frozenset({"GET", "HEAD"})
 
 
-def _check_fence(fence: LeaseFence, method: str) -> None:
+def _fences(method: str, fence: LeaseFence | None) -> tuple[LeaseFence, ...]:
+    """The request's fence, and for a write those bound to the work sending it (a slot's)."""
+    bound = () if method in _READS else work_fences()
+    return bound if fence is None else (fence, *bound)
+
+
+def _check_fence(fences: tuple[LeaseFence, ...], method: str) -> None:
     try:
-        fence.raise_if_lost()
+        for fence in fences:
+            fence.raise_if_lost()
     except LeaseLostError:
         lease_fenced_writes_total.labels(method).inc()
         raise
@@ -94,10 +103,10 @@ class _FencedRequest(aiohttp.ClientRequest):
     """
 
     async def write_bytes(self, writer: Any, conn: Any, *args: Any, **kwargs: Any) -> None:
-        fence = _write_fence.get()
-        if fence is not None:
+        fences = _write_fence.get()
+        if fences:
             try:
-                _check_fence(fence, self.method)
+                _check_fence(fences, self.method)
             except LeaseLostError as exc:
                 # Nothing was sent (headers wait for the body): fail the response instead.
                 if conn.protocol is not None:
@@ -406,11 +415,12 @@ class RESTClient:
             headers["Authorization"] = authorization
         else:
             headers.pop("Authorization", None)
-        if fence is not None:
+        fences = _fences(method, fence)
+        if fences:
             # Checked before every attempt, and again as the body is written.
-            _check_fence(fence, method)
+            _check_fence(fences, method)
         started = time.perf_counter()
-        fence_token = _write_fence.set(fence)
+        fence_token = _write_fence.set(fences)
         try:
             response = await session.request(
                 method,
@@ -458,7 +468,9 @@ class RESTClient:
             timeout: Seconds allowed for each attempt, connection included.
             fence: A `pyctrl.leaderelection.LeaseFence` checked before every attempt: once
                 its hold on the Lease has ended the request is not sent (the client's
-                writes pass the manager's fence when leader election is on).
+                writes pass the manager's fence when leader election is on). A write
+                also passes the fences bound to the work sending it
+                (`pyctrl._fence.fenced_by`: a sharded reconcile's slot).
 
         Returns:
             The answer, when its status is below 400.

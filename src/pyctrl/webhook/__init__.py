@@ -58,6 +58,8 @@ from pyctrl.webhook._admission import (
     FieldError,
     InvalidObjectError,
     RawHandler,
+    SyncDefaulter,
+    SyncValidator,
     UserInfo,
     ValidatingHandler,
     Validator,
@@ -116,6 +118,8 @@ __all__ = [
     "Rule",
     "Server",
     "Spoke",
+    "SyncDefaulter",
+    "SyncValidator",
     "UserInfo",
     "Validator",
     "Warnings",
@@ -171,7 +175,7 @@ def validate_path(type_: type[Any], gvk: GroupVersionKind | None = None) -> str:
 def register_defaulter(
     server: Server,
     type_: type[Any],
-    defaulter: Defaulter[Any],
+    defaulter: Defaulter[Any] | SyncDefaulter[Any],
     *,
     gvk: GroupVersionKind | None = None,
     path: str | None = None,
@@ -183,7 +187,7 @@ def register_defaulter(
         server: The webhook server.
         type_: A custom resource class, a kubernetes-asyncio model (``V1Pod``), or
             `pyctrl.resource.Unstructured` (with ``gvk``).
-        defaulter: The `Defaulter`.
+        defaulter: The `Defaulter`; a `SyncDefaulter` (plain ``def``) runs in a thread.
         gvk: The kind served (required for Unstructured).
         path: A custom path (``with_defaulter_custom_path``).
         options: How the API server calls it (`WebhookOptions`).
@@ -199,7 +203,7 @@ def register_defaulter(
 def register_validator(
     server: Server,
     type_: type[Any],
-    validator: Validator[Any],
+    validator: Validator[Any] | SyncValidator[Any],
     *,
     gvk: GroupVersionKind | None = None,
     path: str | None = None,
