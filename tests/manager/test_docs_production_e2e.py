@@ -53,12 +53,15 @@ class MySrv(CustomResource, group="docs.pyctrl.dev", version="v1"):
     status: MySrvStatus = Field(default_factory=MySrvStatus)
 
 
-class ServiceMonitor(CustomResource, group="monitoring.docs.pyctrl.dev", version="v1"):
+class ServiceMonitor(CustomResource, group="monitoring.coreos.com", version="v1"):
     """prometheus-operator's ServiceMonitor, not installed here."""
 
 
-class Nothing:
-    """A reconciler with nothing to do."""
+class MySrvReconciler:
+    """A reconciler with nothing to do (the page's prelude has one that does more)."""
+
+    def __init__(self, client: object) -> None:
+        self.client = client
 
     async def reconcile(self, request: Request) -> Result | None:
         return None
@@ -67,7 +70,7 @@ class Nothing:
 PRELUDE = {
     "MySrv": MySrv,
     "ServiceMonitor": ServiceMonitor,
-    "Nothing": Nothing,
+    "MySrvReconciler": MySrvReconciler,
     "Manager": Manager,
     "Request": Request,
     "Result": Result,
