@@ -81,7 +81,14 @@ def parser(op: OperatorSpec) -> argparse.ArgumentParser:
         help="metrics tls.crt/tls.key (default: self-signed)",
     )
     parser.add_argument(
-        "--debug-bind-address", default="", help="address of the /debug endpoints (off)"
+        "--debug-bind-address",
+        default="",
+        help="address of the /debug endpoints (off); without --metrics-secure, loopback only",
+    )
+    parser.add_argument(
+        "--debug-allow-unauthenticated",
+        action="store_true",
+        help="serve /debug without --metrics-secure on any address (task stacks for anyone)",
     )
     return parser
 
@@ -103,6 +110,7 @@ def manager_options(op: OperatorSpec, args: argparse.Namespace) -> Options:
             cert_dir=args.metrics_cert_dir,
         ),
         debug_bind_address=args.debug_bind_address,
+        debug_allow_unauthenticated=args.debug_allow_unauthenticated,
         sharding=(
             ShardingOptions(
                 name=args.shard_ring,

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from pyctrl import metrics, tracing
 from pyctrl.certwatcher import CertWatcher
 from pyctrl.clock import Clock
+from pyctrl.httpserver import Listener, ServingOptions
 from pyctrl.log import get_logger
 from pyctrl.webhook._admission import (
     AdmissionResponse,
@@ -75,7 +76,9 @@ class Server:
         cert_name: Certificate file name in ``cert_dir``.
         key_name: Key file name in ``cert_dir``.
         reload_interval: How often to look for rotated certificate files.
-        clock: Where the certificate watcher reads and waits for time.
+        clock: Where the certificate watcher and the connection timeouts read time.
+        serving: Header, read and idle timeouts and the connection cap
+            (`pyctrl.httpserver.ServingOptions`; controller-runtime's values by default).
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class Server:
         key_name: str = "tls.key",
         reload_interval: float = 1.0,
         clock: Clock | None = None,
+        serving: ServingOptions | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.cert_dir = Path(cert_dir) if cert_dir is not None else default_cert_dir()
@@ -97,6 +101,8 @@ class Server:
             interval=reload_interval,
             clock=clock,
         )
+        self.listener = Listener("webhook", serving, clock)
+        """The listening socket: open connections, timeouts, rejections."""
         self._routes: dict[str, _Route] = {}
         self._started = asyncio.Event()
 
@@ -151,7 +157,9 @@ class Server:
             ) from exc
 
     def _app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app = web.Application(
+            client_max_size=MAX_BODY_BYTES, middlewares=[self.listener.middleware]
+        )
         for path in self._routes:
             app.router.add_post(path, self._serve)
         return app
@@ -206,20 +214,18 @@ class Server:
     async def start(self) -> None:
         """Serve until cancelled; certificate files are reloaded when they change."""
         self.certs.load()
-        runner = web.AppRunner(self._app(), access_log=None)
-        await runner.setup()
+        # All interfaces: both address families on the given port. With port 0 each
+        # family would get a different free port, so bind IPv4 alone and report it.
+        host = self.host or ("0.0.0.0" if self.port == 0 else None)
+        runner = await self.listener.start(self._app(), host, self.port, self.certs.context)
         try:
-            # All interfaces: both address families on the given port. With port 0 each
-            # family would get a different free port, so bind IPv4 alone and report it.
-            host = self.host or ("0.0.0.0" if self.port == 0 else None)
-            site = web.TCPSite(runner, host, self.port, ssl_context=self.certs.context)
-            await site.start()
-            self.port = int(runner.addresses[0][1])
+            self.port = self.listener.port
             _log.info("serving webhooks", port=self.port, paths=self.paths)
             self._started.set()
             await self.certs.watch()
         finally:
             self._started.clear()
+            await self.listener.close()
             await runner.cleanup()
 
 
