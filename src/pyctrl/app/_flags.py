@@ -71,6 +71,13 @@ def parser(op: OperatorSpec) -> argparse.ArgumentParser:
         "(default: $TMPDIR/k8s-webhook-server/serving-certs)",
     )
     parser.add_argument(
+        "--webhook-cert-secret",
+        default="",
+        help="manage the webhook certificates in this Secret (NAMESPACE/NAME) without "
+        "cert-manager: every replica serves from it, the leader rotates it and keeps the "
+        "caBundle of the webhook configurations and CRDs current",
+    )
+    parser.add_argument(
         "--metrics-secure",
         action="store_true",
         help="serve metrics over HTTPS, authenticated and authorized by the API server",

@@ -9,7 +9,8 @@ of ``KUBECONFIG`` (or ``--kubeconfig``) with pyctrl's own client by server-side 
 - ``install`` applies the CustomResourceDefinitions; ``uninstall`` deletes them.
 - ``deploy`` applies everything ``config/`` holds (CRDs, RBAC, the Namespace and the
   manager's Deployment with ``--image``, and, if the operator has webhooks, their
-  configurations, Service and cert-manager Issuer and Certificate; not the
+  configurations, Service and, with ``cert_mode="cert-manager"``, cert-manager's Issuer
+  and Certificate; with ``cert_mode="self-managed"`` no cert-manager is needed; not the
   ServiceMonitor of ``prometheus/``, which needs prometheus-operator); ``undeploy`` deletes
   it all and waits until it is gone. Before writing anything, ``deploy`` checks that the
   cluster serves every kind (cert-manager's, for webhooks), so a refusal changes nothing.
@@ -127,7 +128,9 @@ async def _check_served(client: Client, objects: list[dict[str, Any]]) -> None:
                 missing.append(f"{gvk.api_version} {gvk.kind}")
     if missing:
         hint = (
-            " (install cert-manager first: the webhooks' certificates come from it)"
+            " (install cert-manager first: the webhooks' certificates come from it; or let "
+            "the operator manage them itself: "
+            'Operator(cert_mode="self-managed"))'
             if any(kind.startswith("cert-manager.io/") for kind in missing)
             else ""
         )

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pyctrl.clock import Clock
     from pyctrl.webhook._config import Registration
 
-__all__ = ["CertWatcher", "ReviewHandler", "Server", "default_cert_dir"]
+__all__ = ["CertProvider", "CertWatcher", "ReviewHandler", "Server", "default_cert_dir"]
 
 MAX_BODY_BYTES = 7 * 1024 * 1024
 MAX_OBJECT_DEPTH = 100
@@ -60,6 +60,20 @@ class ReviewHandler(Protocol):
         ...
 
 
+class CertProvider(Protocol):
+    """Puts the serving certificate into the server's directory, and keeps it current.
+
+    `pyctrl.webhook.SecretCertificates` (self-managed certificates) is one.
+    """
+
+    async def provide(self, cert_dir: Path, ready: asyncio.Event) -> None:
+        """Write ``tls.crt`` and ``tls.key`` into ``cert_dir``, set ``ready``, keep them current.
+
+        Runs for the server's life (cancelled when it stops).
+        """
+        ...
+
+
 @dataclass
 class _Route:
     path: str
@@ -79,6 +93,9 @@ class Server:
         clock: Where the certificate watcher and the connection timeouts read time.
         serving: Header, read and idle timeouts and the connection cap
             (`pyctrl.httpserver.ServingOptions`; controller-runtime's values by default).
+        cert_provider: Writes the certificate into ``cert_dir`` before the server
+            loads it and keeps it current (self-managed certificates); None: the files
+            come from elsewhere (a mounted Secret, cert-manager).
     """
 
     def __init__(
@@ -92,8 +109,10 @@ class Server:
         reload_interval: float = 1.0,
         clock: Clock | None = None,
         serving: ServingOptions | None = None,
+        cert_provider: CertProvider | None = None,
     ) -> None:
         self.host, self.port = host, port
+        self.cert_provider = cert_provider
         self.cert_dir = Path(cert_dir) if cert_dir is not None else default_cert_dir()
         self.certs = CertWatcher(
             self.cert_dir / cert_name,
@@ -212,7 +231,22 @@ class Server:
             return _plain(500, f"internal error: {type(exc).__name__}: {exc}")
 
     async def start(self) -> None:
-        """Serve until cancelled; certificate files are reloaded when they change."""
+        """Serve until cancelled; certificate files are reloaded when they change.
+
+        With a ``cert_provider``, it runs beside the server, which starts once the
+        provider has written the certificate.
+        """
+        provider = self.cert_provider
+        if provider is None:
+            await self._listen()
+            return
+        ready = asyncio.Event()
+        async with asyncio.TaskGroup() as group:
+            group.create_task(provider.provide(self.cert_dir, ready), name="webhook-certificates")
+            await ready.wait()
+            await self._listen()
+
+    async def _listen(self) -> None:
         self.certs.load()
         # All interfaces: both address families on the given port. With port 0 each
         # family would get a different free port, so bind IPv4 alone and report it.
