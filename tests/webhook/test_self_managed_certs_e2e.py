@@ -22,8 +22,7 @@ import orjson
 import pytest
 from cryptography import x509
 
-from pyctrl.app import Operator
-from pyctrl.app._assembly import self_managed_certificates
+from pyctrl.app import Operator, self_managed_certificates
 from pyctrl.builder import webhook_managed_by
 from pyctrl.client import Client, RESTClient
 from pyctrl.clock import FakeClock

@@ -46,7 +46,9 @@ def parser(op: OperatorSpec) -> argparse.ArgumentParser:
         "live in the leader-election namespace)",
     )
     parser.add_argument("--shard-slots", type=int, default=64, help="slots of the ring")
-    parser.add_argument("--namespace", default="", help="watch only this namespace")
+    parser.add_argument(
+        "--namespace", default="", help="watch only this namespace (several: comma-separated)"
+    )
     parser.add_argument(
         "--log-format",
         choices=("json", "console"),
@@ -108,7 +110,11 @@ def manager_options(op: OperatorSpec, args: argparse.Namespace) -> Options:
         leader_election=args.leader_elect,
         leader_election_id=op.leader_election_id,
         leader_election_namespace=args.leader_election_namespace,
-        cache=CacheOptions(namespaces=[args.namespace]) if args.namespace else None,
+        cache=(
+            CacheOptions(namespaces=[n for n in args.namespace.split(",") if n])
+            if args.namespace
+            else None
+        ),
         webhook_server=Server(port=args.webhook_port, cert_dir=args.webhook_cert_dir),
         field_owner=op.command_name,
         metrics=MetricsServerOptions(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyctrl._kubernetes import Configuration
 from pyctrl.app._assembly import published_names
+from pyctrl.app._packaging import kustomizations
 from pyctrl.app._spec import OperatorSpec, PolicyRule
 from pyctrl.controller import Controller
 from pyctrl.crd import crd_for, to_yaml
@@ -496,8 +497,16 @@ async def manifests(op: OperatorSpec) -> dict[str, list[dict[str, Any]]]:
 
 
 async def render_manifests(op: OperatorSpec) -> dict[str, str]:
-    """The manifests as YAML text, by relative file name (what `write_manifests` writes)."""
-    return {name: to_yaml(objects) for name, objects in (await op.manifests()).items()}
+    """The manifests as YAML text, by relative file name (what `write_manifests` writes).
+
+    With a ``kustomization.yaml`` in each subdirectory and ``default/`` (what
+    ``kubectl kustomize config/default`` builds: the installer's objects).
+    """
+    files = await op.manifests()
+    return {
+        **{name: to_yaml(objects) for name, objects in files.items()},
+        **kustomizations(files),
+    }
 
 
 async def write_manifests(op: OperatorSpec, directory: str | os.PathLike[str]) -> list[Path]:
@@ -514,6 +523,7 @@ async def write_manifests(op: OperatorSpec, directory: str | os.PathLike[str]) -
         "manager",
         "webhook",
         "prometheus",
+        "default",
     }:
         for stale in (root / sub).glob("*.yaml"):
             if f"{sub}/{stale.name}" not in rendered:

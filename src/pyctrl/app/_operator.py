@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.app import _assembly, _flags, _manifests
+from pyctrl.app import _assembly, _flags, _manifests, _packaging
 from pyctrl.app._spec import PolicyRule, Setup
 from pyctrl.errors import ConfigError
 
@@ -159,6 +159,14 @@ class Operator:
     async def render_manifests(self) -> dict[str, str]:
         """The manifests as YAML text, by relative file name (what `write_manifests` writes)."""
         return await _manifests.render_manifests(self)
+
+    async def render_installer(self) -> dict[str, str]:
+        """``install.yaml``: every object ``config/default`` installs, in one file."""
+        return await _packaging.installer(self)
+
+    async def render_chart(self) -> dict[str, str]:
+        """A Helm chart of the manifests (`pyctrl.app._packaging.chart`), by path."""
+        return await _packaging.chart(self)
 
     async def write_manifests(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write every manifest under ``directory`` (``config/``); return the files written.
