@@ -214,11 +214,11 @@ async def chart(op: OperatorSpec) -> dict[str, str]:
             if condition is not None:
                 body = f"{{{{- if {condition} }}}}\n{body}{{{{- end }}}}\n"
             templates.setdefault(name.replace("/", "_"), []).append(body)
-    files = {
+    out = {
         f"templates/{name}": "".join(f"---\n{body}" for body in bodies)
         for name, bodies in templates.items()
     }
-    files["Chart.yaml"] = to_yaml(
+    out["Chart.yaml"] = to_yaml(
         {
             "apiVersion": "v2",
             "name": op.name,
@@ -228,8 +228,8 @@ async def chart(op: OperatorSpec) -> dict[str, str]:
             "appVersion": op.image.rpartition(":")[2] or "latest",
         }
     )
-    files["values.yaml"] = _values(op, current)
-    return files
+    out["values.yaml"] = _values(op, current)
+    return out
 
 
 def _by_mode(rendered: Mapping[str, str]) -> str:
