@@ -211,6 +211,25 @@ def bench(session: nox.Session) -> None:
     _run(session, "python", "-m", "bench", *session.posargs, venv=BENCH_VENV)
 
 
+RELEASE_DIST = Path(".nox/release").resolve()
+
+
+@nox.session(python=False)
+def release(session: nox.Session) -> None:
+    """Build the release's sdist and wheel, check them with twine and CHANGELOG.md.
+
+    The version is ``__version__`` in src/pyctrl/_version.py; CHANGELOG.md needs a dated
+    ``## [X.Y.Z]`` section listing changes (docs/releasing.md). The distributions are left
+    in .nox/release for ``twine upload`` (not done here).
+    """
+    _install(session, ".[dev]")
+    shutil.rmtree(RELEASE_DIST, ignore_errors=True)
+    _run(session, "python", "-m", "build", "--outdir", str(RELEASE_DIST))
+    dists = sorted(str(p) for p in RELEASE_DIST.iterdir())
+    _run(session, "python", "-m", "twine", "check", "--strict", *dists)
+    _run(session, "python", "-m", "tests.release", str(RELEASE_DIST))
+
+
 @nox.session(python=False)
 def package(session: nox.Session) -> None:
     """Build the sdist and wheel; use the wheel alone, from outside the checkout.
