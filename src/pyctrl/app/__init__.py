@@ -43,7 +43,7 @@ from __future__ import annotations
 from pyctrl.app._assembly import self_managed_certificates
 from pyctrl.app._manifests import METRICS_PORT
 from pyctrl.app._operator import CERT_MODES, Operator, Setup
-from pyctrl.app._packaging import kustomizations
+from pyctrl.app._packaging import installer_objects, kustomizations
 from pyctrl.app._spec import PolicyRule
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "Operator",
     "PolicyRule",
     "Setup",
+    "installer_objects",
     "kustomizations",
     "self_managed_certificates",
 ]

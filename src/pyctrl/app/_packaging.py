@@ -85,9 +85,15 @@ def _kustomization(resources: list[str]) -> str:
 
 
 def installer_objects(files: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """What ``config/default`` installs, in kustomize's order."""
+    """What ``config/default`` installs, in kustomize's order.
+
+    Files under ``all/`` are taken whole (a list already chosen).
+    """
     objects = [
-        dict(obj) for name, objs in files.items() if name.split("/")[0] in INSTALLED for obj in objs
+        dict(obj)
+        for name, objs in files.items()
+        if name.split("/")[0] in (*INSTALLED, "all")
+        for obj in objs
     ]
     return sorted(objects, key=_order)
 

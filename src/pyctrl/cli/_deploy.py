@@ -53,7 +53,7 @@ def _operator() -> Operator:
 
 
 def _objects(operator: Operator, *, crds_only: bool, image: str | None) -> list[dict[str, Any]]:
-    """The operator's manifests, in apply order: Namespaces, CRDs, then the rest."""
+    """The operator's manifests, in apply order: install.yaml's (Namespaces, CRDs first)."""
     try:
         files = asyncio.run(operator.manifests())
     except Exception as exc:
@@ -71,8 +71,11 @@ def _objects(operator: Operator, *, crds_only: bool, image: str | None) -> list[
                 for container in obj["spec"]["template"]["spec"]["containers"]:
                     if container["name"] == "manager":
                         container["image"] = image
-    first = {"Namespace": 0, "CustomResourceDefinition": 1}
-    return sorted(objects, key=lambda obj: first.get(obj["kind"], 2))
+    # The installer's order (kustomize's): the Namespace and CRDs first, the webhook
+    # configurations last, once what serves them is in place.
+    from pyctrl.app import installer_objects
+
+    return installer_objects({"all/objects": objects})
 
 
 def _describe(obj: dict[str, Any]) -> str:
