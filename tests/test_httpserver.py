@@ -189,13 +189,26 @@ def _client_context() -> ssl.SSLContext:
     return context
 
 
+async def tls_connect(
+    server: WebhookServer,
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection("127.0.0.1", server.port, ssl=_client_context())
+
+
+def _post(body: bytes, length: int | None = None) -> bytes:
+    """A POST to /echo whose Content-Length is ``length`` (default: the body's)."""
+    head = (
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body) if length is None else length}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
 async def test_tls_headers_sent_slowly_are_cut_off(tmp_path: Path) -> None:
     """Over TLS too, headers trickling in are cut off at the header timeout."""
     clock = FakeClock()
     async with webhook_server(clock, tmp_path) as server:
-        reader, writer = await asyncio.open_connection(
-            "127.0.0.1", server.port, ssl=_client_context()
-        )
+        reader, writer = await tls_connect(server)
         await connected(server.listener, 1)
         writer.write(b"POST /echo HTTP/1.1\r\nHo")
         await writer.drain()
@@ -211,13 +224,8 @@ async def test_a_body_sent_slowly_is_cut_off_at_the_read_timeout(tmp_path: Path)
     """Headers in time, but a body that does not arrive in 60 s from the start: closed."""
     clock = FakeClock()
     async with webhook_server(clock, tmp_path) as server:
-        reader, writer = await asyncio.open_connection(
-            "127.0.0.1", server.port, ssl=_client_context()
-        )
-        writer.write(
-            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 100\r\n\r\n[1,"
-        )
+        reader, writer = await tls_connect(server)
+        writer.write(_post(b"[1,", length=100))
         await writer.drain()
 
         async def reading_body() -> bool:
@@ -236,13 +244,8 @@ async def test_a_whole_request_is_answered_over_tls(tmp_path: Path) -> None:
     """The guards let an ordinary request through."""
     clock = FakeClock()
     async with webhook_server(clock, tmp_path) as server:
-        reader, writer = await asyncio.open_connection(
-            "127.0.0.1", server.port, ssl=_client_context()
-        )
-        writer.write(
-            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 5\r\n\r\n[1,2]"
-        )
+        reader, writer = await tls_connect(server)
+        writer.write(_post(b"[1,2]"))
         assert b"200 OK" in await answer(reader)
         clock.advance(61)  # past the read timeout: answered requests are not cut off
         assert len(server.listener.connections) == 1

@@ -211,6 +211,17 @@ async def passes(rotator: CertRotator, clock: FakeClock, seconds: float) -> None
         await rotator.checked.wait()
 
 
+@asynccontextmanager
+async def deployed(env: Environment, tmp_path: Path) -> AsyncIterator[tuple[Replica, FakeClock]]:
+    """One replica running as deployed, its configurations applied and given the caBundle."""
+    config = await deploy_like(env, tmp_path)
+    clock = FakeClock()
+    async with replica(config, tmp_path / "certs", clock) as one:
+        await apply_configurations(env, one.server.port)
+        await passes(one.rotator, clock, OPTIONS.check_interval)  # publishes to them
+        yield one, clock
+
+
 @pytest.fixture
 async def env() -> AsyncIterator[Environment]:
     async with Environment(crds=[crd_for(MySrv)]) as environment:
@@ -221,11 +232,7 @@ async def test_a_deployed_operator_without_cert_manager_admits_and_defaults(
     env: Environment, tmp_path: Path
 ) -> None:
     """The Secret is made, the caBundle published, and a created object comes back defaulted."""
-    config = await deploy_like(env, tmp_path)
-    clock = FakeClock()
-    async with replica(config, tmp_path / "certs", clock) as one:
-        await apply_configurations(env, one.server.port)
-        await passes(one.rotator, clock, OPTIONS.check_interval)  # publishes to them
+    async with deployed(env, tmp_path) as (one, _clock):
         data = await secret_data(env)
         assert await published_bundles(env) == {data["ca.crt"]}
         assert (one.cert_dir / "tls.crt").read_bytes() == data["tls.crt"]
@@ -241,11 +248,7 @@ async def test_rotation_past_the_ca_rotation_point_refuses_no_admission_call(
     env: Environment, tmp_path: Path
 ) -> None:
     """While a client keeps creating objects, the CA and the serving pair rotate: none fails."""
-    config = await deploy_like(env, tmp_path)
-    clock = FakeClock()
-    async with replica(config, tmp_path / "certs", clock) as one:
-        await apply_configurations(env, one.server.port)
-        await passes(one.rotator, clock, OPTIONS.check_interval)
+    async with deployed(env, tmp_path) as (one, clock):
         first = await secret_data(env)
         old_issuer = await served_issuer(one.server.port)
         creator = Creator(env)
