@@ -333,3 +333,33 @@ async def test_a_missing_secret_is_not_found_before_the_operator_runs(env: Envir
     """Nothing makes the Secret but the operator (generate writes none)."""
     with pytest.raises(NotFoundError):
         await secret_data(env)
+
+
+async def test_the_flag_sets_it_up_as_the_deployment_runs_it() -> None:
+    """--webhook-cert-secret gives the webhook server its provider and adds the rotator."""
+    from kubernetes_asyncio.client import Configuration
+
+    from pyctrl.webhook import SecretCertificates
+
+    args = OPERATOR.parser().parse_args(
+        [
+            "--metrics-bind-address=0",
+            "--health-probe-bind-address=0",
+            f"--webhook-cert-secret={NAMESPACE}/{SECRET}",
+        ]
+    )
+    manager = await OPERATOR.create_manager(Configuration(host="https://cluster.invalid"), args)
+    provider = manager.webhook_server.cert_provider
+    assert isinstance(provider, SecretCertificates)
+    service = f"demo-webhook-service.{NAMESPACE}.svc"
+    assert provider.store.hosts == [service, f"{service}.cluster.local"]
+    [rotator] = [r for r in manager.runnables if isinstance(r, CertRotator)]
+    assert [t.rsplit("/", 2)[-2:] for t in rotator.targets] == [
+        ["mutatingwebhookconfigurations", "demo-mutating-webhook-configuration"],
+        ["validatingwebhookconfigurations", "demo-validating-webhook-configuration"],
+    ]
+    plain = await OPERATOR.create_manager(
+        Configuration(host="https://cluster.invalid"),
+        OPERATOR.parser().parse_args(["--metrics-bind-address=0"]),
+    )
+    assert plain.webhook_server.cert_provider is None
