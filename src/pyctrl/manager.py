@@ -69,7 +69,7 @@ from pyctrl.leaderelection import (
 from pyctrl.log import get_logger
 from pyctrl.metricsserver import Options as MetricsServerOptions
 from pyctrl.metricsserver import Server as MetricsServer
-from pyctrl.metricsserver import parse_address
+from pyctrl.metricsserver import check_debug_exposure, parse_address
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
 from pyctrl.shardelection import RingLeaseStore, ShardingOptions, SlotElector
@@ -108,7 +108,11 @@ class Options:
             `pyctrl.filters.with_authentication_and_authorization`), certificates,
             extra handlers; see `pyctrl.metricsserver.Options`.
         debug_bind_address: ``host:port`` for the `pyctrl.debug` endpoints, served with
-            the ``metrics`` options; "" (default) disables.
+            the ``metrics`` options; "" (default) disables. Without a ``filter_provider``
+            in those options it must be a loopback address (see
+            `pyctrl.metricsserver.check_debug_exposure`).
+        debug_allow_unauthenticated: Serve ``/debug`` without authentication on any
+            address (logged as a warning).
         health_probe_bind_address: ``host:port`` for ``/healthz`` and ``/readyz``; "" disables.
         leader_election: Run leader-election runnables only while holding the Lease.
         leader_election_id: The Lease name (required with leader election).
@@ -146,6 +150,7 @@ class Options:
     metrics_bind_address: str = ":8080"
     metrics: MetricsServerOptions | None = None
     debug_bind_address: str = ""
+    debug_allow_unauthenticated: bool = False
     health_probe_bind_address: str = ""
     leader_election: bool = False
     leader_election_id: str = ""
@@ -194,14 +199,20 @@ class Manager:
 
     Raises:
         ValueError: Leader election without ``leader_election_id``.
-        ConfigError: Leader election outside a cluster without ``leader_election_namespace``.
+        ConfigError: Leader election outside a cluster without ``leader_election_namespace``;
+            ``/debug`` unauthenticated beyond loopback, not allowed.
     """
 
-    def __init__(self, config: Config | Configuration, options: Options | None = None) -> None:
+    def __init__(self, config: Config | Configuration, options: Options | None = None) -> None:  # noqa: PLR0915 - one assignment per part the manager owns, in start order
         if isinstance(config, Configuration):
             config = Config.from_configuration(config)
         self.config = config
         self.options = options or Options()
+        check_debug_exposure(
+            self.options.debug_bind_address,
+            self.options.metrics,
+            allow_unauthenticated=self.options.debug_allow_unauthenticated,
+        )
         if self.options.leader_election:
             if not self.options.leader_election_id:
                 raise ValueError("leader_election_id is required when leader election is on")

@@ -41,6 +41,8 @@ annotation) or a URL (local development and envtest); `certs` makes a self-signe
 and serving certificate for local development. `LocalWebhooks` and `write_local_certs`
 are the local development loop against a real cluster (``pyctrl run --webhook-host``):
 the cluster's API server calls the webhooks on the developer's machine while it runs.
+`SecretCertificates` and `CertRotator` are certificates the operator manages itself, in
+a Secret, without cert-manager (``Operator(cert_mode="self-managed")``).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from pyctrl.webhook._admission import (
     errored,
     patch_response,
 )
+from pyctrl.webhook._certrotator import CertRotator, RotationOptions, SecretCertificates
 from pyctrl.webhook._config import (
     ClientConfig,
     Registration,
@@ -86,7 +89,13 @@ from pyctrl.webhook._conversion import (
     Spoke,
 )
 from pyctrl.webhook._local import LocalWebhooks, write_local_certs
-from pyctrl.webhook._server import AdmissionEndpoint, CertWatcher, Server, default_cert_dir
+from pyctrl.webhook._server import (
+    AdmissionEndpoint,
+    CertProvider,
+    CertWatcher,
+    Server,
+    default_cert_dir,
+)
 
 if TYPE_CHECKING:
     from pyctrl.meta import GroupVersionKind
@@ -103,6 +112,8 @@ __all__ = [
     "AdmissionRequest",
     "AdmissionResponse",
     "AdmissionReview",
+    "CertProvider",
+    "CertRotator",
     "CertWatcher",
     "ClientConfig",
     "ConversionHandler",
@@ -115,7 +126,9 @@ __all__ = [
     "FieldError",
     "InvalidObjectError",
     "LocalWebhooks",
+    "RotationOptions",
     "Rule",
+    "SecretCertificates",
     "Server",
     "Spoke",
     "SyncDefaulter",
