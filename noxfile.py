@@ -86,6 +86,26 @@ def tests(session: nox.Session) -> None:
     _run(session, "python", "-m", "coverage", "report")
 
 
+@nox.session(python=False)
+def tests_alone(session: nox.Session) -> None:
+    """Run each test file alone, in its own pytest process (pass pytest options after --).
+
+    The suite runs in random order (pytest-randomly); a file that passes only after some
+    other file left state behind still passes in the suite now and then: this catches it.
+    """
+    _install(session, ".[dev]")
+    _kubectl(session)
+    files = sorted(str(p) for p in Path("tests").rglob("test_*.py"))
+    failed = []
+    for file in files:
+        try:
+            _run(session, "python", "-m", "pytest", "-q", file, *session.posargs)
+        except nox.command.CommandFailed:
+            failed.append(file)
+    if failed:
+        session.error(f"{len(failed)} of {len(files)} files fail alone: {' '.join(failed)}")
+
+
 # The API server conformance suite: HTTP (kubernetes_asyncio and raw) and kubectl tests
 # written against `Environment`, so that they run against any cluster.
 CONFORMANCE = [
