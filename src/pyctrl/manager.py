@@ -20,7 +20,7 @@ With ``Options(sharding=ShardingOptions(...))`` every replica is active: a
 ring's slots, the controllers built for it reconcile only objects in those slots, and
 ``/readyz`` fails while it holds none.
 
-Before all that, `Manager.start` makes one discovery request
+Before all that, `Manager.start` makes two discovery requests
 (`pyctrl.client.RESTClient.check_connection`): a wrong CA, wrong credentials or an
 unreachable address stop it at once with `pyctrl.errors.ConnectionCheckError`, whose one
 line names the cause; later outages are retried as usual.
@@ -333,13 +333,19 @@ class Manager:
         self._running = True
         try:
             # A wrong CA, token or address fails here, in one line, before anything starts.
-            await self.rest.check_connection()
+            await self.rest.check_connection(group_version=self._first_watched())
             await self._run_servers()
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
         finally:
             self._elected.clear()
             await self.rest.aclose()
+
+    def _first_watched(self) -> tuple[str, str] | None:
+        """The group and version of the first kind the cache watches, for the start check."""
+        for informer in self.cache.status():
+            return informer.gvk.group, informer.gvk.version
+        return None
 
     async def _run_servers(self) -> None:
         async with asyncio.TaskGroup() as servers:
