@@ -252,6 +252,31 @@ class Manager:
         self._readyz["shards"] = self.shards.check_ready
 
     @property
+    def metrics_address(self) -> str | None:
+        """``host:port`` the metrics server listens on once started; None before or when off.
+
+        With ``metrics_bind_address="127.0.0.1:0"`` (a free port, as tests want) this is
+        where to scrape: ``f"http://{manager.metrics_address}/metrics"``. Set from the
+        time `wait_started` returns (the servers listen before the caches start).
+        """
+        return self.metrics_server.address if self.metrics_server is not None else None
+
+    @property
+    def health_probe_address(self) -> str | None:
+        """``host:port`` of the ``/healthz`` and ``/readyz`` server once started; else None."""
+        return self.probe_server.address if self.probe_server is not None else None
+
+    @property
+    def debug_address(self) -> str | None:
+        """``host:port`` of the ``/debug`` server once started; else None."""
+        return self.debug_server.address if self.debug_server is not None else None
+
+    @property
+    def webhook_address(self) -> str | None:
+        """``host:port`` of the webhook server once started (webhooks registered); else None."""
+        return self._webhook_server.address if self._webhook_server is not None else None
+
+    @property
     def api_reader(self) -> Reader:
         """A reader that always reads from the API server, never the cache."""
         return self.client.api_reader
@@ -379,6 +404,12 @@ class Manager:
                 self._readyz.setdefault("webhook", self._webhook_server.check_started)
                 servers.create_task(self._webhook_server.start(), name="webhook-server")
                 await self._webhook_server.wait_started()
+            # Listening before anything else starts: the addresses are readable then.
+            for server in (self.metrics_server, self.debug_server):
+                if server is not None:
+                    await server.started.wait()
+            if self.probe_server is not None:
+                await self.probe_server.wait_started()
             await self._run_caches()
 
     async def _run_caches(self) -> None:
