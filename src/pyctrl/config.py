@@ -816,8 +816,11 @@ async def load_kubeconfig(
 
 
 def _check_base64(source: str, owner: str, key: str, value: Any) -> None:
-    """Check inline data: base64 of PEM (kubernetes-asyncio copies it to a temporary file
-    that is gone by the time TLS is set up, so a bad value is named here, by its field)."""
+    """Check inline data: base64 of PEM certificates, or of a PEM key.
+
+    kubernetes-asyncio copies the data to a temporary file that is gone by the time TLS
+    is set up, so a bad value is named here, by its field.
+    """
     try:
         data = base64.b64decode(str(value), validate=True)
     except ValueError:

@@ -71,5 +71,5 @@ async def test_the_production_page_test_example_runs() -> None:
     code = re.search(r"```python\n(.*?)```", section, re.S)
     assert code is not None
     namespace: dict[str, Any] = {}
-    exec(compile(code[1], "docs/production.md", "exec"), namespace)
+    exec(compile(code[1], "docs/production.md", "exec", dont_inherit=True), namespace)
     await namespace["test_metrics_answer_only_allowed_users"]()

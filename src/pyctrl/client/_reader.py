@@ -17,7 +17,7 @@ T = TypeVar("T")
 
 
 @dataclass(eq=False)
-class ObjectList(Generic[T]):
+class ObjectList(Generic[T]):  # noqa: PLW1641 - __eq__ without __hash__: unhashable, as a list
     """One page of a list: the items and where the list stands.
 
     Iterating an ObjectList iterates its items, and it compares like them: equal to a
