@@ -106,9 +106,14 @@ async def test_a_predicate_drops_an_object_without_metadata_and_says_so(
     log.configure(development=False, level="DEBUG", stream=sys.stdout)
     try:
         handled: list[Any] = []
+
+        def handle(reading: Reading) -> list[Request]:
+            handled.append(reading)
+            return []
+
         await dispatch(
             GenericEvent(Reading("attic", 40.0)),
-            EnqueueRequestsFromMapFunc(lambda r: handled.append(r) or []),
+            EnqueueRequestsFromMapFunc(handle),
             (predicate.Funcs(on_generic=lambda _event: False),),
             WorkQueue[Request](record_triggers=True),
             source="channel",

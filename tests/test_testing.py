@@ -120,8 +120,8 @@ class _FailingOnStop:
 
 
 async def test_eventually_accepts_a_plain_function() -> None:
-    """A sync check is called, not awaited; its falsy answers are waited through."""
-    answers = iter([False, 0, None, True])
+    """A sync check is called, not awaited; its false answers are waited through."""
+    answers = iter([False, False, True])
     await eventually(lambda: next(answers), within=5)
     with pytest.raises(AssertionError, match=r"<lambda>\(\) was still false after 0.1 s"):
         await eventually(lambda: False, within=0.1)
