@@ -833,9 +833,9 @@ def _check_base64(source: str, owner: str, key: str, value: Any) -> None:
             serialization.load_pem_private_key(data, password=None)
         else:
             x509.load_pem_x509_certificates(data)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError):
         what = "a PEM private key" if key == "client-key-data" else "PEM certificates"
-        raise ConfigError(f"{source}: {owner}: {key} does not hold {what}: {exc}") from None
+        raise ConfigError(f"{source}: {owner}: {key} does not hold {what}") from None
 
 
 def load_in_cluster_config(
