@@ -25,7 +25,7 @@ With ``Options(sharding=ShardingOptions(...))`` every replica is active: a
 ring's slots, the controllers built for it reconcile only objects in those slots, and
 ``/readyz`` fails while it holds none.
 
-Before all that, `Manager.start` makes one discovery request
+Before all that, `Manager.start` makes two discovery requests
 (`pyctrl.client.RESTClient.check_connection`): a wrong CA, wrong credentials or an
 unreachable address stop it at once with `pyctrl.errors.ConnectionCheckError`, whose one
 line names the cause; later outages are retried as usual.
@@ -313,6 +313,31 @@ class Manager:
         await self.fleet.disengage(name)
 
     @property
+    def metrics_address(self) -> str | None:
+        """``host:port`` the metrics server listens on once started; None before or when off.
+
+        With ``metrics_bind_address="127.0.0.1:0"`` (a free port, as tests want) this is
+        where to scrape: ``f"http://{manager.metrics_address}/metrics"``. Set from the
+        time `wait_started` returns (the servers listen before the caches start).
+        """
+        return self.metrics_server.address if self.metrics_server is not None else None
+
+    @property
+    def health_probe_address(self) -> str | None:
+        """``host:port`` of the ``/healthz`` and ``/readyz`` server once started; else None."""
+        return self.probe_server.address if self.probe_server is not None else None
+
+    @property
+    def debug_address(self) -> str | None:
+        """``host:port`` of the ``/debug`` server once started; else None."""
+        return self.debug_server.address if self.debug_server is not None else None
+
+    @property
+    def webhook_address(self) -> str | None:
+        """``host:port`` of the webhook server once started (webhooks registered); else None."""
+        return self._webhook_server.address if self._webhook_server is not None else None
+
+    @property
     def api_reader(self) -> Reader:
         """A reader that always reads from the API server, never the cache."""
         return self.client.api_reader
@@ -394,13 +419,19 @@ class Manager:
         self._running = True
         try:
             # A wrong CA, token or address fails here, in one line, before anything starts.
-            await self.rest.check_connection()
+            await self.rest.check_connection(group_version=self._first_watched())
             await self._run_servers()
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
         finally:
             self._elected.clear()
             await self.rest.aclose()
+
+    def _first_watched(self) -> tuple[str, str] | None:
+        """The group and version of the first kind the cache watches, for the start check."""
+        for informer in self.cache.status():
+            return informer.gvk.group, informer.gvk.version
+        return None
 
     async def _run_servers(self) -> None:
         async with asyncio.TaskGroup() as servers:
@@ -436,6 +467,12 @@ class Manager:
                 self._readyz.setdefault("webhook", self._webhook_server.check_started)
                 servers.create_task(self._webhook_server.start(), name="webhook-server")
                 await self._webhook_server.wait_started()
+            # Listening before anything else starts: the addresses are readable then.
+            for server in (self.metrics_server, self.debug_server):
+                if server is not None:
+                    await server.started.wait()
+            if self.probe_server is not None:
+                await self.probe_server.wait_started()
             await self._run_caches()
 
     async def _run_caches(self) -> None:

@@ -192,6 +192,17 @@ class Server:
         self.started = asyncio.Event()
 
     @property
+    def address(self) -> str | None:
+        """``host:port`` this server listens on (the bound port), or None until it listens.
+
+        The host is as given (``0.0.0.0`` or empty for every interface; an IPv6 host in
+        brackets). Bind port 0 and read the port here.
+        """
+        if not self.started.is_set():
+            return None
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    @property
     def scheme(self) -> str:
         """``https`` with secure serving, else ``http``."""
         return "https" if self.options.secure_serving else "http"

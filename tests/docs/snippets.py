@@ -42,12 +42,7 @@ _FENCE = re.compile(
 )
 _MARKER = re.compile(r"<!-- snippet: (?P<marker>[a-z]+)(?: of (?P<paths>[^>]+?))? -->\s*$")
 MARKERS = ("prelude", "continues", "excerpt", "generated", "edit")
-# Blocks another change of issue 25 rewrites (the ObjectReference helpers; the metrics
-# test's port): checked only for syntax until it lands. Remove an entry once merged.
-IN_FLIGHT = {
-    ("docs/controllerutil.md", ""),
-    ("docs/production.md", "async with Environment() as env:"),
-}
+IN_FLIGHT: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True)

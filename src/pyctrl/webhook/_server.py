@@ -143,6 +143,18 @@ class Server:
         route = self._routes.get(path)
         return route.handler if route else None
 
+    @property
+    def address(self) -> str | None:
+        """``host:port`` this server listens on (the bound port), or None until it listens.
+
+        The host is as given (``0.0.0.0`` or empty for every interface; an IPv6 host in
+        brackets). Bind port 0 and read the port here.
+        """
+        if not self._started.is_set():
+            return None
+        host = self.host
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+
     async def wait_started(self) -> None:
         """Wait until the server listens (`port` is then the bound port)."""
         await self._started.wait()
