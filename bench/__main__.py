@@ -20,6 +20,7 @@ BENCHMARKS = [
     "controllers",
     "provenance",
     "sharding",
+    "startup",
 ]
 
 
