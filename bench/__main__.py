@@ -21,6 +21,7 @@ BENCHMARKS = [
     "provenance",
     "sharding",
     "startup",
+    "listmemory",
 ]
 
 
