@@ -17,11 +17,10 @@ from aiohttp import web
 from kubernetes_asyncio.client import V1ConfigMap
 
 from pyctrl._kubernetes import Configuration
-from pyctrl.cache import Cache, CacheOptions
 from pyctrl.client import RESTClient
 from pyctrl.testing import eventually
 
-from .conftest import FAST
+from .conftest import started_cache
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -98,25 +97,9 @@ class _ListServer:
             await runner.cleanup()
 
 
-@contextlib.asynccontextmanager
-async def _cache(
-    rest: RESTClient, transform: Callable[[Any], Any] | None = None
-) -> AsyncIterator[Cache]:
-    cache = Cache(
-        rest,
-        options=CacheOptions(
-            backoff=FAST, watch_list=False, page_size=None, default_transform=transform
-        ),
-    )
-    task = asyncio.get_running_loop().create_task(cache.start())
-    try:
-        async with asyncio.timeout(10):
-            await cache.wait_started()
-        yield cache
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+def _cache(rest: RESTClient, transform: Callable[[Any], Any] | None = None) -> Any:
+    """A started cache that lists in one response (no streaming, no pages)."""
+    return started_cache(rest, watch_list=False, page_size=None, default_transform=transform)
 
 
 async def test_items_reach_the_store_before_the_list_body_ends() -> None:
