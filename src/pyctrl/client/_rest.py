@@ -23,6 +23,7 @@ from pyctrl.errors import (
     ConfigError,
     ConnectionCheckError,
     LeaseLostError,
+    NotFoundError,
     UnauthorizedError,
 )
 from pyctrl.log import get_logger
@@ -504,7 +505,12 @@ class RESTClient:
         where = f"the API server at {self._base}"
         source = self.config.source
         try:
-            await self.request("GET", "/api", timeout=timeout)
+            try:
+                await self.request("GET", "/api", timeout=timeout)
+            except NotFoundError:
+                # A server without the core group or root discovery (apiextensions-apiserver
+                # alone) still serves the OpenAPI index, to authenticated clients only.
+                await self.request("GET", "/openapi/v3", timeout=timeout)
         except aiohttp.ClientConnectorCertificateError as exc:
             reason = getattr(exc.certificate_error, "verify_message", "") or str(
                 exc.certificate_error
@@ -531,7 +537,8 @@ class RESTClient:
         except APIError as exc:
             if exc.code in (403, 404):
                 raise ConnectionCheckError(
-                    f"{where} refused discovery (GET /api): {exc.code} {exc.reason}: {exc.message}"
+                    f"{where} refused discovery (GET /api, /openapi/v3): {exc.code} {exc.reason}: "
+                    f"{exc.message}"
                 ) from exc
             _log.warning("API server check failed; continuing", error=str(exc))
 
