@@ -196,16 +196,18 @@ async def _create(rest: RESTClient, n: int) -> None:
 
 
 async def _watch(rest: RESTClient, tracker: Tracker, ready: asyncio.Event) -> None:
-    listing = (await rest.request("GET", BASE)).json()
-    for item in listing["items"]:
-        tracker.see(item)
-    query = {"watch": "1", "resourceVersion": listing["metadata"]["resourceVersion"]}
-    ready.set()
-    async with rest.stream(BASE, query=query, read_timeout=1800) as lines:
-        async for line in lines:
-            event = orjson.loads(line)
-            if event["type"] in ("ADDED", "MODIFIED"):
-                tracker.see(event["object"])
+    # A real API server ends watches after its request timeout: list and watch again.
+    while True:
+        listing = (await rest.request("GET", BASE)).json()
+        for item in listing["items"]:
+            tracker.see(item)
+        query = {"watch": "1", "resourceVersion": listing["metadata"]["resourceVersion"]}
+        ready.set()
+        async with rest.stream(BASE, query=query, read_timeout=1800) as lines:
+            async for line in lines:
+                event = orjson.loads(line)
+                if event["type"] in ("ADDED", "MODIFIED"):
+                    tracker.see(event["object"])
 
 
 async def _wait_settled(tracker: Tracker, limit: float) -> bool:
