@@ -275,6 +275,38 @@ def release(session: nox.Session) -> None:
 
 
 @nox.session(python=False)
+def bench_realserver(session: nox.Session) -> None:
+    """pyctrl against a client-go informer+workqueue (one worker) on the real CRD-only server.
+
+    Both come from Debian's Go sources with Go from PyPI (``tests/realserver.py``,
+    ``bench/clientgo_build.py``; cached in ``~/.cache/pyctrl/realserver``). Runs the
+    controllers benchmark with ``BENCH_PEERS=pyctrl,client-go`` at 1,000 and 10,000
+    objects: cold start and max RSS ratios, same run. ``--cached`` uses existing builds only.
+    """
+    _install(session, ".", "kopf>=1.37", venv=BENCH_VENV)
+    cached = ["--cached"] if session.posargs[:1] == ["--cached"] else []
+    python = str(BENCH_VENV / "bin" / "python")
+    built = {}
+    for module in ("tests.realserver", "bench.clientgo_build"):
+        found = subprocess.run(
+            [python, "-m", module, *cached],
+            stdout=subprocess.PIPE,
+            text=True,
+            check=False,
+            cwd=REPO,
+        )
+        if found.returncode != 0:
+            session.error(f"{module} failed or has no cached build (exit {found.returncode})")
+        built[module] = found.stdout.strip()
+    _run(
+        session, "python", "-m", "bench", "controllers", venv=BENCH_VENV,
+        KUBEBUILDER_ASSETS=built["tests.realserver"], BENCH_CLIENTGO=built["bench.clientgo_build"],
+        BENCH_PEERS="pyctrl,client-go", BENCH_SIZES="1000,10000", BENCH_CHURN_SECONDS="5",
+        BENCH_PACED_SECONDS="0", BENCH_DRAIN="0", BENCH_REPEAT="3",
+    )  # fmt: skip
+
+
+@nox.session(python=False)
 def package(session: nox.Session) -> None:
     """Build the sdist and wheel; use the wheel alone, from outside the checkout.
 

@@ -21,6 +21,8 @@ BENCHMARKS = [
     "provenance",
     "sharding",
     "dependents",
+    "startup",
+    "listmemory",
 ]
 
 

@@ -42,7 +42,11 @@ compare the ratios, and repeat (``BENCH_REPEAT``) to see their range.
 Environment: ``BENCH_SIZES`` (``1000,10000``), ``BENCH_CHURN_SECONDS`` (15),
 ``BENCH_PACED_SECONDS`` (20; 0 skips the paced phase), ``BENCH_PACED_RATE`` (50),
 ``BENCH_DRAIN`` (10000; 0 skips the drain),
-``BENCH_REPEAT`` (1), ``BENCH_PEERS`` (``pyctrl,kopf``), ``BENCH_PROFILE`` (a directory:
+``BENCH_REPEAT`` (1), ``BENCH_PEERS`` (``pyctrl,kopf``; ``pyctrl,client-go`` runs the Go
+baseline of ``bench/clientgo``, a dynamic informer and a one-worker workqueue, whose
+binary ``BENCH_CLIENTGO`` names: ``python -m bench.clientgo_build``; with
+``KUBEBUILDER_ASSETS`` the server is the real one, see ``nox -s bench_realserver``;
+the targets are the kopf issue's), ``BENCH_PROFILE`` (a directory:
 run the server and operator processes under cProfile, one ``.prof`` file each).
 """
 
@@ -78,6 +82,9 @@ REPEAT = int(os.environ.get("BENCH_REPEAT", "1"))
 PEERS = tuple(os.environ.get("BENCH_PEERS", "pyctrl,kopf").split(","))
 PROFILE_DIR = os.environ.get("BENCH_PROFILE", "")
 WRITERS = 32
+_SERVER_MODULE = (
+    "bench.realserver_env" if os.environ.get("KUBEBUILDER_ASSETS") else "pyctrl.envtest"
+)
 COLD_START_LIMIT = 900.0
 SETTLE_LIMIT = 300.0
 BASE = f"/apis/{GROUP}/{VERSION}/namespaces/default/{PLURAL}"
@@ -145,7 +152,8 @@ async def _server(workdir: Path, tag: str) -> tuple[asyncio.subprocess.Process, 
     crd_file.write_text(to_yaml(crd_for(BenchItem)))
     kubeconfig = workdir / "kubeconfig"
     proc = await asyncio.create_subprocess_exec(
-        *(sys.executable, *_profiled(f"server-{tag}"), "-m", "pyctrl.envtest"),
+        # With KUBEBUILDER_ASSETS, the real API server those binaries give.
+        *(sys.executable, *_profiled(f"server-{tag}"), "-m", _SERVER_MODULE),
         *("--crds", str(crd_file), "--kubeconfig-out", str(kubeconfig)),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
@@ -188,16 +196,18 @@ async def _create(rest: RESTClient, n: int) -> None:
 
 
 async def _watch(rest: RESTClient, tracker: Tracker, ready: asyncio.Event) -> None:
-    listing = (await rest.request("GET", BASE)).json()
-    for item in listing["items"]:
-        tracker.see(item)
-    query = {"watch": "1", "resourceVersion": listing["metadata"]["resourceVersion"]}
-    ready.set()
-    async with rest.stream(BASE, query=query, read_timeout=1800) as lines:
-        async for line in lines:
-            event = orjson.loads(line)
-            if event["type"] in ("ADDED", "MODIFIED"):
-                tracker.see(event["object"])
+    # A real API server ends watches after its request timeout: list and watch again.
+    while True:
+        listing = (await rest.request("GET", BASE)).json()
+        for item in listing["items"]:
+            tracker.see(item)
+        query = {"watch": "1", "resourceVersion": listing["metadata"]["resourceVersion"]}
+        ready.set()
+        async with rest.stream(BASE, query=query, read_timeout=1800) as lines:
+            async for line in lines:
+                event = orjson.loads(line)
+                if event["type"] in ("ADDED", "MODIFIED"):
+                    tracker.see(event["object"])
 
 
 async def _wait_settled(tracker: Tracker, limit: float) -> bool:
@@ -210,9 +220,9 @@ async def _wait_settled(tracker: Tracker, limit: float) -> bool:
     return True
 
 
-def _rss_mib(pid: int) -> float:
+def _rss_mib(pid: int, field: str = "VmRSS") -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -309,6 +319,18 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
 
 
+def _operator_command(peer: str, n: int, tag: str, kubeconfig: Path) -> tuple[str, ...]:
+    if peer == "client-go":
+        # The Go baseline (bench/clientgo), built by bench/clientgo_build.py.
+        binary = os.environ.get("BENCH_CLIENTGO")
+        if not binary:
+            raise SystemExit(
+                "the client-go peer needs BENCH_CLIENTGO (python -m bench.clientgo_build)"
+            )
+        return (binary, "--kubeconfig", str(kubeconfig))
+    return (sys.executable, *_profiled(f"{peer}-{n}-{tag}"), "-m", "bench.operators", peer)
+
+
 async def _run_peer(peer: str, n: int, tag: str) -> dict[str, float]:
     out: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix=f"bench-{peer}-") as tmp:
@@ -324,8 +346,7 @@ async def _run_peer(peer: str, n: int, tag: str) -> dict[str, float]:
                     await ready.wait()
                     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
                     operator = await asyncio.create_subprocess_exec(
-                        *(sys.executable, *_profiled(f"{peer}-{n}-{tag}")),
-                        *("-m", "bench.operators", peer),
+                        *_operator_command(peer, n, tag, kubeconfig),
                         env=env,
                         stdout=asyncio.subprocess.DEVNULL,
                         stderr=asyncio.subprocess.DEVNULL,
@@ -348,6 +369,7 @@ async def _measure(
     out: dict[str, float] = {
         "cold_start_s": time.monotonic() - started if done else float("inf"),
         "rss_mib": _rss_mib(operator_pid),
+        "max_rss_mib": _rss_mib(operator_pid, "VmHWM"),
     }
     if not done:
         return out
@@ -394,6 +416,7 @@ METRICS = (
     "paced_p50_ms",
     "paced_p99_ms",
     "rss_mib",
+    "max_rss_mib",
     "rss_after_churn_mib",
 )
 CPU_METRICS = ("cpu_ms_per_update_server", "cpu_ms_per_update_operator", "cpu_ms_per_update_driver")
@@ -452,13 +475,14 @@ def _slopes(results: dict[str, list[dict[str, float]]], peer: str) -> list[float
 
 def _table(results: dict[str, list[dict[str, float]]]) -> None:
     both = len(PEERS) == 2
+    peer = PEERS[-1] if both else "kopf"
     print()
     print("median (min-max) over", REPEAT, "run(s) each")
-    header = f"{'objects':>8} {'metric':<27} {'pyctrl':>22} {'kopf':>22}"
-    print(header + (f" {'pyctrl/kopf':>22}  target" if both else ""))
+    header = f"{'objects':>8} {'metric':<27} {'pyctrl':>22} {peer:>22}"
+    print(header + (f" {'pyctrl/' + peer:>22}  target" if both else ""))
     for n in SIZES:
         p_runs = results.get(f"pyctrl-{n}", [])
-        k_runs = results.get(f"kopf-{n}", [])
+        k_runs = results.get(f"{peer}-{n}", [])
         for metric in METRICS + CPU_METRICS:
             p = [r.get(metric, float("nan")) for r in p_runs]
             k = [r.get(metric, float("nan")) for r in k_runs]
@@ -468,7 +492,7 @@ def _table(results: dict[str, list[dict[str, float]]]) -> None:
                 line += f" {_span(ratios):>22}  {_verdict(metric, ratios)}"
             print(line)
     if len(SIZES) > 1:
-        p, k = _slopes(results, "pyctrl"), _slopes(results, "kopf")
+        p, k = _slopes(results, "pyctrl"), _slopes(results, peer)
         metric = "rss_slope_kib_per_object"
         line = f"{'slope':>8} {metric:<27} {_span(p):>22} {_span(k):>22}"
         if both:

@@ -32,13 +32,13 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aiohttp import web
-
 from pyctrl.clock import Clock, RealClock
 from pyctrl.log import get_logger
 
 if TYPE_CHECKING:
     import ssl
+
+    from aiohttp import web
 
     from pyctrl.clock import TimerHandle
     from pyctrl.filters import Handler
@@ -259,6 +259,8 @@ class Listener:
             The runner: clean it up after `close`.
         """
         # aiohttp's own keep-alive timer stays as a backstop, at the same value.
+        from aiohttp import web
+
         runner = web.AppRunner(app, access_log=None, keepalive_timeout=self.options.idle_timeout)
         await runner.setup()
         server = runner.server
@@ -281,7 +283,6 @@ class Listener:
         self.port = int(self._server.sockets[0].getsockname()[1])
         return runner
 
-    @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """An aiohttp middleware: reports each request's progress to its connection's guard."""
         guard = self.guards.get(request.protocol)
@@ -292,6 +293,10 @@ class Listener:
             return await handler(request)
         finally:
             guard.response_done()
+
+    # What aiohttp's @web.middleware sets: a new-style middleware (aiohttp is imported
+    # where a server starts, not with this module).
+    middleware.__middleware_version__ = 1  # type: ignore[attr-defined]
 
     async def close(self) -> None:
         """Stop listening (the runner's cleanup then ends the open connections)."""

@@ -57,7 +57,6 @@ from pyctrl.client import Client, Reader, RESTClient, RESTMapper
 from pyctrl.cluster import Cluster, Fleet
 from pyctrl.config import Config, CredentialRefresher
 from pyctrl.controller import Controller
-from pyctrl.debug import handlers as debug_handlers
 from pyctrl.healthz import Checker, ProbeServer, ping
 from pyctrl.leaderelection import (
     LeaderElectionConfig,
@@ -68,7 +67,6 @@ from pyctrl.leaderelection import (
 )
 from pyctrl.log import get_logger
 from pyctrl.metricsserver import Options as MetricsServerOptions
-from pyctrl.metricsserver import Server as MetricsServer
 from pyctrl.metricsserver import check_debug_exposure, parse_address
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
@@ -79,6 +77,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
 
     from pyctrl.cluster import Provider
+    from pyctrl.metricsserver import Server as MetricsServer
     from pyctrl.webhook import Server as WebhookServer
 
 __all__ = ["Manager", "Options", "Runnable", "parse_address"]
@@ -434,6 +433,10 @@ class Manager:
         return None
 
     async def _run_servers(self) -> None:
+        # The servers' modules (aiohttp's web server, the debug handlers) load here, at
+        # start, so that importing the manager stays light.
+        from pyctrl.metricsserver import Server as MetricsServer
+
         async with asyncio.TaskGroup() as servers:
             servers.create_task(self.credential_refresher.start(), name="credential-refresher")
             if self.watchdog is not None:
@@ -449,6 +452,8 @@ class Manager:
                 servers.create_task(self.metrics_server.start(), name="metrics-server")
             debug_address = parse_address(self.options.debug_bind_address)
             if debug_address is not None:
+                from pyctrl.debug import handlers as debug_handlers
+
                 self.debug_server = MetricsServer(
                     *debug_address,
                     replace(served, extra_handlers={}),

@@ -28,19 +28,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aiohttp import web
-
 from pyctrl import metrics
-from pyctrl.certs import generate_ca, issue_serving_cert, server_ssl_context
-from pyctrl.certwatcher import CertWatcher
 from pyctrl.errors import ConfigError
 from pyctrl.httpserver import Listener, ServingOptions
 from pyctrl.log import get_logger
 
+# aiohttp's server and the certificate modules (cryptography) are imported where they are
+# used: importing the manager costs neither, and plain HTTP serving never loads cryptography.
 if TYPE_CHECKING:
     import ssl
     from collections.abc import Mapping
 
+    from aiohttp import web
+
+    from pyctrl.certwatcher import CertWatcher
     from pyctrl.client import RESTClient
     from pyctrl.clock import Clock
     from pyctrl.filters import Filter, FilterProvider, Handler
@@ -144,6 +145,8 @@ class Options:
 
 
 async def _serve_metrics(request: web.Request) -> web.Response:
+    from aiohttp import web
+
     del request
     return web.Response(
         body=metrics.exposition(), headers={"Content-Type": metrics.CONTENT_TYPE_LATEST}
@@ -211,7 +214,11 @@ class Server:
         options = self.options
         if not options.secure_serving:
             return None
+        from pyctrl.certwatcher import CertWatcher
+
         if options.cert_dir is None:
+            from pyctrl.certs import generate_ca, issue_serving_cert, server_ssl_context
+
             _log.info(f"serving {self.name} with a self-signed certificate")
             ca = generate_ca(f"pyctrl-{self.name}-ca")
             return server_ssl_context(issue_serving_cert(ca, ["localhost", "127.0.0.1"]))
@@ -236,6 +243,8 @@ class Server:
 
     async def start(self) -> None:
         """Serve until cancelled (certificate files are watched for rotation)."""
+        from aiohttp import web
+
         context = self._ssl_context()
         app = web.Application(middlewares=[self.listener.middleware])
         for path, handler in self.handlers.items():

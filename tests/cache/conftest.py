@@ -129,7 +129,7 @@ async def wait_until(condition: Callable[[], bool], within: float = 5.0) -> None
 class RecordingREST(RESTClient):
     """A RESTClient that records every request and stream it sends: (method, path, query).
 
-    Streams (watches) are recorded with the method ``WATCH``.
+    Watches are recorded with the method ``WATCH``; lists read as a stream, with ``GET``.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -146,7 +146,8 @@ class RecordingREST(RESTClient):
     async def stream(
         self, path: str, *, query: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> AsyncIterator[AsyncIterator[bytes]]:
-        self.sent.append(("WATCH", path, dict(query or {})))
+        sent = dict(query or {})
+        self.sent.append(("WATCH" if "watch" in sent else "GET", path, sent))
         async with super().stream(path, query=query, **kwargs) as lines:
             yield lines
 

@@ -50,6 +50,7 @@ from pyctrl.cache._cache import Cache
 from pyctrl.cache._consistency import compare_resource_versions
 from pyctrl.cache._errors import CacheNotReadyError, CacheNotStartedError, ResourceNotCachedError
 from pyctrl.cache._informer import HandlerRegistration, Informer, InformerStatus
+from pyctrl.cache._jsonlist import MalformedListError
 from pyctrl.cache._options import ByObject, CacheOptions, Transform, strip_managed_fields
 from pyctrl.cache._processor import ResourceEventHandler, ResourceEventHandlerFuncs
 from pyctrl.cache._sharded import (
@@ -69,6 +70,7 @@ __all__ = [
     "HandlerRegistration",
     "Informer",
     "InformerStatus",
+    "MalformedListError",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
     "ResourceNotCachedError",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from pyctrl.cache._jsonlist import ListDecoder
 from pyctrl.cache._reflector import ListPage
 
 if TYPE_CHECKING:
@@ -20,6 +21,8 @@ __all__ = ["RESTSource"]
 _META_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
 _META_WATCH = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io,application/json"
 _JSON = "application/json"
+# Seconds a list response may go without any data before it counts as stalled.
+_LIST_READ_TIMEOUT = 60.0
 
 
 class RESTSource:
@@ -77,6 +80,45 @@ class RESTSource:
             query["fieldSelector"] = self._fields
         return query
 
+    def _list_query(
+        self, limit: int | None, continue_: str | None, resource_version: str, match: str | None
+    ) -> dict[str, str]:
+        query = self._selectors()
+        if limit:
+            query["limit"] = str(limit)
+        if continue_:
+            query["continue"] = continue_
+        if resource_version:
+            query["resourceVersion"] = resource_version
+        if match:
+            query["resourceVersionMatch"] = match
+        return query
+
+    @contextlib.asynccontextmanager
+    async def list_stream(
+        self,
+        *,
+        namespace: str | None,
+        limit: int | None,
+        continue_: str | None,
+        resource_version: str = "",
+        resource_version_match: str | None = None,
+    ) -> AsyncIterator[_StreamedList]:
+        """One page of the list, its items decoded as the body arrives.
+
+        Raises `pyctrl.errors.APIError` on entry if the server refuses the list;
+        iterating raises `pyctrl.cache.MalformedListError` if the body is not a list.
+        """
+        query = self._list_query(limit, continue_, resource_version, resource_version_match)
+        async with self._rest.stream(
+            self._path(namespace),
+            query=query,
+            accept=_META_LIST if self._metadata_only else _JSON,
+            read_timeout=_LIST_READ_TIMEOUT,
+            lines=False,
+        ) as chunks:
+            yield _StreamedList(self, chunks)
+
     async def list(
         self,
         *,
@@ -87,15 +129,7 @@ class RESTSource:
         resource_version_match: str | None = None,
     ) -> ListPage:
         """One page of the list, at ``resource_version`` (a consistent read when empty)."""
-        query = self._selectors()
-        if limit:
-            query["limit"] = str(limit)
-        if continue_:
-            query["continue"] = continue_
-        if resource_version:
-            query["resourceVersion"] = resource_version
-        if resource_version_match:
-            query["resourceVersionMatch"] = resource_version_match
+        query = self._list_query(limit, continue_, resource_version, resource_version_match)
         response = await self._rest.request(
             "GET",
             self._path(namespace),
@@ -156,3 +190,38 @@ async def _decoded(lines: AsyncIterator[bytes]) -> AsyncIterator[dict[str, Any]]
         if not isinstance(event, dict):
             raise ValueError(f"watch sent a {type(event).__name__}, not an event")
         yield event
+
+
+class _StreamedList:
+    """A list response's items as they are decoded, then its metadata."""
+
+    def __init__(self, source: RESTSource, chunks: AsyncIterator[bytes]) -> None:
+        self._source = source
+        self._chunks = chunks
+        self._decoder = ListDecoder(f"{source._gvk.api_version}/{source._gvk.kind}")
+        self._done = False
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        decoder = self._decoder
+        async for chunk in self._chunks:
+            for item in decoder.feed(chunk):
+                yield item
+        for item in decoder.close():
+            yield item
+        self._source.list_metadata = decoder.metadata
+        self._done = True
+
+    def _metadata(self) -> dict[str, Any]:
+        if not self._done:
+            raise RuntimeError("a streamed list's metadata is known once its items are read")
+        return self._decoder.metadata
+
+    @property
+    def resource_version(self) -> str:
+        """The list's ``metadata.resourceVersion``."""
+        return str(self._metadata().get("resourceVersion") or "")
+
+    @property
+    def continue_(self) -> str | None:
+        """The token for the next page, or None on the last."""
+        return self._metadata().get("continue") or None

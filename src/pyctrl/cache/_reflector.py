@@ -32,7 +32,7 @@ it at once still turns the informer unhealthy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pyctrl.cache._backoff import Backoff, BackoffPolicy
 from pyctrl.errors import APIError, GoneError, ServerTimeoutError
@@ -48,11 +48,13 @@ if TYPE_CHECKING:
 __all__ = [
     "BackingOff",
     "ListPage",
+    "ListStream",
     "ListerWatcher",
     "Listing",
     "Reflector",
     "ReflectorSink",
     "State",
+    "StreamingLister",
     "Watching",
 ]
 
@@ -127,6 +129,46 @@ class ListerWatcher(Protocol):
         when the server closes the watch, and raises `TimeoutError` if nothing arrives
         for ``idle_timeout`` seconds.
         """
+        ...
+
+
+class ListStream(Protocol):
+    """A list response read as it arrives: its items, then its metadata."""
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        """The items, each as soon as it is decoded."""
+        ...
+
+    @property
+    def resource_version(self) -> str:
+        """The list's ``metadata.resourceVersion`` (once the items are read)."""
+        ...
+
+    @property
+    def continue_(self) -> str | None:
+        """The token for the next page, or None on the last (once the items are read)."""
+        ...
+
+
+@runtime_checkable
+class StreamingLister(Protocol):
+    """A `ListerWatcher` that can also decode a list as it arrives (an optional extension).
+
+    A reflector lists through `list_stream` when its source has it, so that a list the
+    server answers in one response (``resourceVersion=0``, from the watch cache, which
+    ignores ``limit``) never holds the whole body and every decoded object at once.
+    """
+
+    def list_stream(
+        self,
+        *,
+        namespace: str | None,
+        limit: int | None,
+        continue_: str | None,
+        resource_version: str = "",
+        resource_version_match: str | None = None,
+    ) -> AbstractAsyncContextManager[ListStream]:
+        """Like `ListerWatcher.list`, but the items are decoded as the body arrives."""
         ...
 
 
@@ -351,10 +393,19 @@ class Reflector:
         self.resource_version = resource_version
         self.last_sync_time = self._clock.now()
         self.failing_since = None
+        how = (
+            "decoded as it arrived"
+            if isinstance(self._source, StreamingLister)
+            else "decoded page by page"
+        )
         if first:
-            self._log.debug("listed", objects=len(items), resource_version=resource_version)
+            self._log.debug(
+                "listed", objects=len(items), resource_version=resource_version, how=how
+            )
         else:
-            self._log.info("re-listed", objects=len(items), resource_version=resource_version)
+            self._log.info(
+                "re-listed", objects=len(items), resource_version=resource_version, how=how
+            )
 
     async def _list_all(self, version: str) -> tuple[list[tuple[Key, Entry]], str]:
         limit = self._page_size
@@ -374,29 +425,42 @@ class Reflector:
         items: list[tuple[Key, Entry]] = []
         continue_: str | None = None
         while True:
+            query: dict[str, Any] = {"namespace": self.namespace, "limit": limit}
             if continue_:
-                try:
-                    page = await self._source.list(
-                        namespace=self.namespace, limit=limit, continue_=continue_
-                    )
-                except GoneError as exc:
-                    raise _ContinueExpiredError(str(exc)) from exc
+                query["continue_"] = continue_
             else:
-                page = await self._source.list(
-                    namespace=self.namespace,
-                    limit=limit,
+                query.update(
                     continue_=None,
                     resource_version=version,
                     resource_version_match=("NotOlderThan" if version not in ("", "0") else None),
                 )
-            # Encode page by page so a big list never holds all its decoded JSON at once,
-            # and let go of a page before asking for the next.
-            items.extend(self._prepare(obj) for obj in page.items)
-            continue_, resource_version = page.continue_, page.resource_version
-            del page
+            try:
+                continue_, resource_version = await self._page(query, items)
+            except GoneError as exc:
+                if not query["continue_"]:
+                    raise
+                raise _ContinueExpiredError(str(exc)) from exc
             if not continue_:
                 return items, resource_version
             self._paginated = True
+
+    async def _page(
+        self, query: dict[str, Any], items: list[tuple[Key, Entry]]
+    ) -> tuple[str | None, str]:
+        """List one page into ``items``; return its continue token and resourceVersion."""
+        source = self._source
+        if isinstance(source, StreamingLister):
+            # Each object is encoded for the store as soon as it is decoded: a list the
+            # server answers in one response never holds its whole body, nor all its
+            # decoded JSON, at once.
+            async with source.list_stream(**query) as listed:
+                async for obj in listed:
+                    items.append(self._prepare(obj))
+                return listed.continue_, listed.resource_version
+        # Encode page by page, and let go of a page before asking for the next.
+        page = await source.list(**query)
+        items.extend(self._prepare(obj) for obj in page.items)
+        return page.continue_, page.resource_version
 
     # watching ------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from prometheus_client import Gauge
 
 from pyctrl import metrics
 from pyctrl.cache._listwatch import RESTSource
-from pyctrl.cache._reflector import INITIAL_EVENTS_END, ListPage
+from pyctrl.cache._reflector import INITIAL_EVENTS_END, ListPage, ListStream
 from pyctrl.errors import GoneError
 from pyctrl.log import get_logger
 from pyctrl.reconcile import Request
@@ -73,6 +73,46 @@ class ShardsChangedError(GoneError):
     """The replica's slots changed: the watch ends and the informer lists again."""
 
 
+class _Empty:
+    """No slot held: an empty list, and the watch waits for a slot to arrive."""
+
+    resource_version = ""
+    continue_: str | None = None
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        nothing: tuple[dict[str, Any], ...] = ()
+        for item in nothing:
+            yield item
+
+
+class _Kept:
+    """A streamed page's items in the slots held (filtered here if the server did not)."""
+
+    def __init__(
+        self, listed: ListStream, selector: ShardSelector, source: ShardedSource, *, first: bool
+    ) -> None:
+        self._listed, self._selector, self._source, self._first = listed, selector, source, first
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        matches = self._selector.matches
+        async for item in self._listed:
+            if matches(item):
+                yield item
+        if self._first:
+            echoed = (self._source.list_metadata.get("shardInfo") or {}).get("selector")
+            self._source._note_mode(echoed == str(self._selector))
+
+    @property
+    def resource_version(self) -> str:
+        """The page's resourceVersion."""
+        return self._listed.resource_version
+
+    @property
+    def continue_(self) -> str | None:
+        """The page's continue token."""
+        return self._listed.continue_
+
+
 @dataclass(frozen=True, slots=True)
 class _Snapshot:
     version: int
@@ -103,14 +143,32 @@ class ShardedSource(RESTSource):
             query["shardSelector"] = str(self._sending)
         return query
 
-    async def list(self, **kwargs: Any) -> ListPage:
-        """One page, of the slots held when the list began (filtered here if need be)."""
+    def _page_selector(self, kwargs: dict[str, Any]) -> ShardSelector | None:
         namespace = kwargs.get("namespace")
         snapshot = self._snapshots.get(namespace)
         if kwargs.get("continue_") is None or snapshot is None:
             snapshot = _Snapshot(self.assignment.version, self.assignment.selector())
             self._snapshots[namespace] = snapshot
-        selector = snapshot.selector
+        return snapshot.selector
+
+    @contextlib.asynccontextmanager
+    async def list_stream(self, **kwargs: Any) -> AsyncIterator[ListStream]:  # type: ignore[override]
+        """`list`, decoded as it arrives (see `RESTSource.list_stream`)."""
+        selector = self._page_selector(kwargs)
+        if selector is None:
+            yield _Empty()
+            return
+        self._sending = selector
+        try:
+            async with super().list_stream(**kwargs) as listed:
+                self._sending = None
+                yield _Kept(listed, selector, self, first=kwargs.get("continue_") is None)
+        finally:
+            self._sending = None
+
+    async def list(self, **kwargs: Any) -> ListPage:
+        """One page, of the slots held when the list began (filtered here if need be)."""
+        selector = self._page_selector(kwargs)
         if selector is None:
             # No slot: nothing to list, and the watch waits for a slot to arrive.
             return ListPage(items=[], resource_version="")

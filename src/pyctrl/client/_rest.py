@@ -586,6 +586,7 @@ class RESTClient:
         accept: str = "application/json",
         read_timeout: float,
         connect_timeout: float = 30.0,
+        lines: bool = True,
     ) -> AsyncIterator[AsyncIterator[bytes]]:
         """Open a streaming GET (a watch) and iterate its lines.
 
@@ -600,6 +601,8 @@ class RESTClient:
             read_timeout: Seconds without any data after which the stream is considered
                 dead; set it above the server's ``timeoutSeconds`` and bookmark interval.
             connect_timeout: Seconds allowed to connect.
+            lines: False yields the body's chunks as they arrive instead of lines (a big
+                list response, decoded incrementally).
 
         Raises:
             pyctrl.errors.APIError: The server answered with a failure (raised on entry).
@@ -619,14 +622,13 @@ class RESTClient:
             streaming=True,
         )
         try:
-            yield _lines(response, read_timeout)
+            yield _lines(response, read_timeout) if lines else _chunks(response, read_timeout)
         finally:
             # Never hand a half-read stream back to the pool.
             response.close()
 
 
-async def _lines(response: aiohttp.ClientResponse, read_timeout: float) -> AsyncIterator[bytes]:
-    buffer = bytearray()
+async def _chunks(response: aiohttp.ClientResponse, read_timeout: float) -> AsyncIterator[bytes]:
     content = response.content
     while True:
         try:
@@ -636,7 +638,13 @@ async def _lines(response: aiohttp.ClientResponse, read_timeout: float) -> Async
                 f"no data from {response.url.path} for {read_timeout} s: the stream is stalled"
             ) from exc
         if not chunk:
-            break
+            return
+        yield chunk
+
+
+async def _lines(response: aiohttp.ClientResponse, read_timeout: float) -> AsyncIterator[bytes]:
+    buffer = bytearray()
+    async for chunk in _chunks(response, read_timeout):
         buffer += chunk
         start = 0
         while (end := buffer.find(b"\n", start)) >= 0:
