@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiserver.admission.chain import Admission
 from pyctrl._apiserver.apimachinery.errors import StatusError, not_found
 from pyctrl._apiserver.registry import listing as _listing
-from pyctrl._apiserver.registry.admit import Admission
 from pyctrl._apiserver.registry.apiextensions.customresourcedefinition import CRDReconciler
 from pyctrl._apiserver.registry.conversion import Converter
 from pyctrl._apiserver.registry.core.namespace import IMMORTAL_NAMESPACES
