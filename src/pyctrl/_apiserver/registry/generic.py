@@ -110,15 +110,6 @@ class API:
         """The strategy of ``rt``: its type's own, the custom resources', or the default."""
         return self.strategies.for_type(rt)
 
-    @property
-    def crds(self) -> CRDReconciler | None:
-        """The CRD controller, told of every created or updated CRD."""
-        return self.strategies.crds.reconciler
-
-    @crds.setter
-    def crds(self, reconciler: CRDReconciler | None) -> None:
-        self.strategies.crds.reconciler = reconciler
-
     # --- conversions ------------------------------------------------------------------------
 
     def to_external(self, rt: ResourceType, stored: dict[str, Any]) -> dict[str, Any]:
