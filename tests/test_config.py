@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from pyctrl.envtest import Environment
 
-CA_PEM = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+CA_PEM = certs.generate_ca("test-config-ca").cert_pem
 
 
 def kubeconfig(
@@ -208,6 +208,30 @@ async def test_bad_base64_certificate_data_is_named(tmp_path: Path) -> None:
     data["clusters"][0]["cluster"]["certificate-authority-data"] = "%%% not base64 %%%"
     with pytest.raises(ConfigError, match="certificate-authority-data is not valid base64"):
         await load_kubeconfig(write(tmp_path / "kc", data))
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "what"),
+    [
+        ("clusters", "certificate-authority-data", "PEM certificates"),
+        ("users", "client-certificate-data", "PEM certificates"),
+        ("users", "client-key-data", "a PEM private key"),
+    ],
+)
+async def test_inline_data_that_is_not_pem_names_the_kubeconfig_and_field(
+    tmp_path: Path, section: str, key: str, what: str
+) -> None:
+    """Base64 of something that is not PEM: the kubeconfig and the field, not a temp file."""
+    data = simple("https://a:6443")
+    data[section][0][section[:-1]][key] = base64.b64encode(b"not a certificate").decode()
+    path = write(tmp_path / "kc", data)
+    with pytest.raises(ConfigError) as failed:
+        await load_kubeconfig(path)
+    message = str(failed.value)
+    assert message.startswith(f"kubeconfig '{path}': ")
+    assert f"{key} does not hold {what}" in message
+    assert "/tmp" not in message.replace(str(tmp_path), "")
+    assert "\n" not in message
 
 
 async def test_relative_certificate_paths_resolve_against_the_kubeconfig(tmp_path: Path) -> None:

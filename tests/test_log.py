@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import io
-import logging
-from typing import TYPE_CHECKING
 
 import orjson
 import pytest
-import structlog
 
 from pyctrl import log
-
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield
-    structlog.reset_defaults()
-    log.reset_context()
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def test_production_output_is_json_with_context() -> None:

@@ -79,7 +79,49 @@ async def test_running_fails_the_block_when_the_manager_fails() -> None:
     async with Environment() as env:
         # 192.0.2.0/24 is reserved for documentation: no interface here has that address.
         manager = Manager(env.config, Options(metrics_bind_address="192.0.2.1:8080"))
-        with pytest.raises(ExceptionGroup) as info:
+        with pytest.raises(OSError, match="cannot assign requested address"):
             async with running(manager):
                 await asyncio.Event().wait()
-    assert info.group_contains(OSError, match="cannot assign requested address")
+
+
+async def test_running_raises_the_blocks_failed_assertion_itself() -> None:
+    """A failed assertion in the block is raised as itself, so pytest shows its message."""
+    async with Environment() as env:
+        manager = Manager(env.config, Options(metrics_bind_address="127.0.0.1:0"))
+        with pytest.raises(AssertionError, match="the waiter's message") as info:
+            async with running(manager):
+                raise AssertionError("the waiter's message")
+    assert not isinstance(info.value, BaseExceptionGroup)
+
+
+async def test_running_raises_the_blocks_error_with_the_managers_in_its_notes() -> None:
+    """The block and the manager both failing: the block's error, the manager's noted."""
+    async with Environment() as env:
+        manager = Manager(env.config, Options(metrics_bind_address="127.0.0.1:0"))
+        manager.add(_FailingOnStop())
+        with pytest.raises(AssertionError, match="the block's") as info:
+            await _fail_in(manager)
+    assert info.value.__notes__ == ["also raised: RuntimeError: the manager's"]
+
+
+async def _fail_in(manager: Manager) -> None:
+    async with running(manager):
+        raise AssertionError("the block's")
+
+
+class _FailingOnStop:
+    """A runnable that fails when it is stopped."""
+
+    async def start(self) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            raise RuntimeError("the manager's")
+
+
+async def test_eventually_accepts_a_plain_function() -> None:
+    """A sync check is called, not awaited; its false answers are waited through."""
+    answers = iter([False, False, True])
+    await eventually(lambda: next(answers), within=5)
+    with pytest.raises(AssertionError, match=r"<lambda>\(\) was still false after 0.1 s"):
+        await eventually(lambda: False, within=0.1)

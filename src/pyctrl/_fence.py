@@ -36,6 +36,8 @@ values never matter), the fence closes before anyone else can take the Lease ove
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import enum
 from typing import TYPE_CHECKING
 
@@ -43,9 +45,9 @@ from pyctrl.clock import Clock, RealClock, TimerHandle
 from pyctrl.errors import LeaseLostError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
-__all__ = ["LeaseFence"]
+__all__ = ["LeaseFence", "check_work_fences", "fenced_by", "work_fences"]
 
 
 class _State(enum.Enum):
@@ -211,3 +213,41 @@ class LeaseFence:
 
     def __repr__(self) -> str:
         return f"LeaseFence({self.name!r}, {self._state.value}, deadline={self.deadline})"
+
+
+# the fences of the work running in a context ---------------------------------------------
+
+_work_fences: contextvars.ContextVar[tuple[LeaseFence, ...]] = contextvars.ContextVar(
+    "pyctrl_work_fences", default=()
+)
+
+
+def work_fences() -> tuple[LeaseFence, ...]:
+    """The fences of the work running in this context (a reconcile's Lease and slot)."""
+    return _work_fences.get()
+
+
+@contextlib.contextmanager
+def fenced_by(fence: LeaseFence | None) -> Iterator[None]:
+    """Bound the work in this context by ``fence`` too: every write it makes is checked.
+
+    The controller binds its leader fence, a shard gate the fence of the key's slot; the
+    client checks each bound fence before every write (and as its body goes out), and so
+    does `pyctrl.blocking` from the thread of blocking code, before it hands a write to
+    the event loop. Context variables follow the work into the tasks it starts and the
+    threads it offloads to.
+    """
+    if fence is None:
+        yield
+        return
+    token = _work_fences.set((*_work_fences.get(), fence))
+    try:
+        yield
+    finally:
+        _work_fences.reset(token)
+
+
+def check_work_fences() -> None:
+    """Raise `pyctrl.errors.LeaseLostError` if a fence bound to this context has ended."""
+    for fence in _work_fences.get():
+        fence.raise_if_lost()

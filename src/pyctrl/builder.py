@@ -46,12 +46,26 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
+from pyctrl import _executor
 from pyctrl.cache import cached_in_slots, keys_in_slots
 from pyctrl.cluster import cluster_queue
-from pyctrl.controller import Controller, Options
-from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
+from pyctrl.controller import Controller, Notify, Options
+from pyctrl.errors import NotFoundError
+from pyctrl.handler import (
+    EnqueueRequestForObject,
+    EnqueueRequestForOwner,
+    EnqueueRequestsForAll,
+    EventHandler,
+)
 from pyctrl.log import get_logger
-from pyctrl.reconcile import ObjectReconciler, Reconciler, as_reconciler
+from pyctrl.pause import PAUSED_ANNOTATION, NotPaused, SkipPaused
+from pyctrl.reconcile import (
+    ObjectReconciler,
+    Reconciler,
+    SyncObjectReconciler,
+    SyncReconciler,
+    as_reconciler,
+)
 from pyctrl.source import Kind, Source
 from pyctrl.workqueue import by_cluster
 
@@ -69,7 +83,13 @@ if TYPE_CHECKING:
     from pyctrl.reconcile import Request, Result
     from pyctrl.resource import CustomResource
     from pyctrl.shardelection import SlotElector
-    from pyctrl.webhook import Defaulter, Validator, WebhookOptions
+    from pyctrl.webhook import (
+        Defaulter,
+        SyncDefaulter,
+        SyncValidator,
+        Validator,
+        WebhookOptions,
+    )
 
 __all__ = [
     "Builder",
@@ -126,6 +146,19 @@ class _InRequestsCluster:
         return await as_reconciler(cache, self._type, self._reconciler).reconcile(request)
 
 
+def _notifier(manager: Manager, type_: type[Any], name: str) -> Notify:
+    """Records a Warning event on a request's cached object (a key given up on, say)."""
+
+    async def notify(request: Request, reason: str, message: str) -> None:
+        try:
+            obj = await manager.cache.get(type_, request.name, request.namespace or None)
+        except NotFoundError:
+            return
+        manager.get_event_recorder_for(name).event(obj, "Warning", reason, message)
+
+    return notify
+
+
 def _mine_and(
     mine: Callable[[Any], bool], when: Callable[[Any], bool] | None
 ) -> Callable[[Any], bool]:
@@ -161,6 +194,7 @@ class _Watch:
     handler: EventHandler
     predicates: tuple[Predicate, ...]
     metadata_only: bool | None = None
+    optional: bool = False
 
 
 T = TypeVar("T")
@@ -181,25 +215,39 @@ class Builder(Generic[T]):
     _options: Options | None = None
     _name: str = ""
     _clusters: tuple[bool, bool] = (True, False)  # (local, engaged)
+    _paused: str | None = PAUSED_ANNOTATION
 
-    def for_(self, type_: type[U], *predicates: Predicate) -> Builder[U]:
-        """Reconcile objects of ``type_``: each event enqueues the object's own key."""
+    def for_(self, type_: type[U], *predicates: Predicate, optional: bool = False) -> Builder[U]:
+        """Reconcile objects of ``type_``: each event enqueues the object's own key.
+
+        ``optional=True``: the kind's CRD may be absent; see `owns`.
+        """
         if self._for is not None:
             raise ValueError("for_() may be called once per controller")
-        self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates)
+        self._for = _Watch(type_, None, EnqueueRequestForObject(), predicates, optional=optional)
         if self.manager.shards is not None:
             # Before anything (a daemon) asks the cache for the type's informer.
             self.manager.cache.shard(type_, self.manager.shards.assignment)
         return cast("Builder[U]", self)
 
     def owns(
-        self, type_: type[Any], *predicates: Predicate, metadata_only: bool | None = None
+        self,
+        type_: type[Any],
+        *predicates: Predicate,
+        metadata_only: bool | None = None,
+        optional: bool = False,
     ) -> Self:
-        """Watch ``type_`` and enqueue the controller owner of each object (the ``for_`` type)."""
+        """Watch ``type_`` and enqueue the controller owner of each object (the ``for_`` type).
+
+        ``optional=True``: ``type_``'s CRD may not be installed (a ServiceMonitor without
+        prometheus-operator). The watch waits, inactive, until the CRD is Established,
+        then its events flow; it stops when the CRD goes. The controller and the manager
+        do not wait for it; reconcilers ask `pyctrl.cache.Cache.is_served`.
+        """
         if self._for is None or self._for.type_ is None:
             raise ValueError("call for_() before owns()")
         handler = EnqueueRequestForOwner(self._for.type_, only_controller=True)
-        self._watches.append(_Watch(type_, None, handler, predicates, metadata_only))
+        self._watches.append(_Watch(type_, None, handler, predicates, metadata_only, optional))
         return self
 
     def dependents(self, workflow: Workflow) -> Self:
@@ -208,14 +256,23 @@ class Builder(Generic[T]):
             self.owns(type_)
         return self
 
-    def watches(self, type_: type[Any], handler: EventHandler, *predicates: Predicate) -> Self:
-        """Watch objects of ``type_`` (from the shared cache), mapping events with ``handler``."""
+    def watches(
+        self,
+        type_: type[Any],
+        handler: EventHandler,
+        *predicates: Predicate,
+        optional: bool = False,
+    ) -> Self:
+        """Watch objects of ``type_`` (from the shared cache), mapping events with ``handler``.
+
+        ``optional=True``: ``type_``'s CRD may be absent; see `owns`.
+        """
         if not isinstance(type_, type):
             raise TypeError(
                 f"watches() takes a type, not {type(type_).__name__}: give a Source, which "
                 "carries its own handler and predicates, to watches_raw_source()"
             )
-        self._watches.append(_Watch(type_, None, handler, predicates))
+        self._watches.append(_Watch(type_, None, handler, predicates, optional=optional))
         return self
 
     def watches_raw_source(self, source: Source) -> Self:
@@ -298,6 +355,25 @@ class Builder(Generic[T]):
         self._options = options
         return self
 
+    def paused_annotation(self, annotation: str | None) -> Self:
+        """The annotation that pauses an object (`pyctrl.pause`); None never pauses.
+
+        Default ``pyctrl.dev/paused``: an object annotated ``"true"`` is not reconciled.
+        """
+        self._paused = annotation
+        return self
+
+    def reconcile_all_on(self, type_: type[Any], *predicates: Predicate) -> Self:
+        """Reconcile every cached ``for_`` object when an object of ``type_`` changes.
+
+        kube-rs' ``reconcile_all_on``: for a configuration every object depends on, such
+        as ``reconcile_all_on(V1Secret, FieldEquals("metadata.name", "config"))``. Each
+        event of ``type_`` that passes ``predicates`` queues every object of the ``for_``
+        type in the cache (keys already queued collapse, as always).
+        """
+        handler = EnqueueRequestsForAll(self.manager.cache, self._for_type("reconcile_all_on()"))
+        return self.watches(type_, handler, *predicates)
+
     def named(self, name: str) -> Self:
         """Name the controller (default: the lowercase kind of the ``for_`` type)."""
         self._name = name
@@ -318,6 +394,17 @@ class Builder(Generic[T]):
                 watch.predicates = (*watch.predicates, owner_filter)
         return self.manager.cache.get_informer(self._for.type_)
 
+    def _pausable(self, watch: _Watch, name: str, reconciler: Reconciler) -> Reconciler:
+        """Skip paused objects: drop their events, and check before each reconcile."""
+        assert watch.type_ is not None
+        assert self._paused is not None
+        watch.predicates = (*watch.predicates, NotPaused(self._paused))
+
+        def record(obj: Any, reason: str, message: str) -> None:
+            self.manager.get_event_recorder_for(name).event(obj, "Normal", reason, message)
+
+        return SkipPaused(self.manager.cache, watch.type_, reconciler, record, self._paused)
+
     def _source(self, watch: _Watch) -> Source:
         if watch.source is not None:
             return watch.source
@@ -329,35 +416,60 @@ class Builder(Generic[T]):
             *self._filters,
             *watch.predicates,
             metadata_only=watch.metadata_only,
+            optional=watch.optional,
         )
 
-    def _adapt(self, reconciler: Reconciler | ObjectReconciler[T], *, engaged: bool) -> Reconciler:
-        """The `Reconciler` the controller calls: object reconcilers read their object first."""
+    def _adapt(
+        self,
+        reconciler: Reconciler | SyncReconciler | ObjectReconciler[T] | SyncObjectReconciler[T],
+        *,
+        engaged: bool,
+    ) -> Reconciler:
+        """The `Reconciler` the controller calls.
+
+        Object reconcilers read their object first (from the request's cluster when
+        ``engaged``); blocking code is offloaded.
+        """
+        adapted: Reconciler
         typed = isinstance(reconciler, ObjectReconciler)
         if typed and not isinstance(reconciler, Reconciler):
             if self._for is None or self._for.type_ is None:
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
+            handed: Any = reconciler
+            if not _executor.is_async(handed.reconcile_object):
+                handed = _executor.Offloaded(handed)
             if engaged:
-                reconciler = _InRequestsCluster(self.manager, self._for.type_, reconciler)
+                adapted = _InRequestsCluster(self.manager, self._for.type_, handed)
             else:
-                reconciler = as_reconciler(self.manager.cache, self._for.type_, reconciler)
+                adapted = as_reconciler(self.manager.cache, self._for.type_, handed)
         elif not isinstance(reconciler, Reconciler):
             raise TypeError(
                 f"{type(reconciler).__name__} has neither reconcile(request) "
                 "nor reconcile_object(obj)"
             )
+        elif not _executor.is_async(reconciler.reconcile):
+            adapted = cast("Reconciler", _executor.Offloaded(reconciler))
+        else:
+            adapted = reconciler
         if (
             self._for is not None
             and self._for.type_ is not None
             and self.manager.cache.options.read_your_own_writes
         ):
-            reconciler = _AfterOwnWrites(self.manager, self._for.type_, reconciler)
+            adapted = _AfterOwnWrites(self.manager, self._for.type_, adapted)
         if engaged:
-            reconciler = _WhileEngaged(self.manager, reconciler)
-        return reconciler
+            adapted = _WhileEngaged(self.manager, adapted)
+        return adapted
 
-    def complete(self, reconciler: Reconciler | ObjectReconciler[T]) -> Controller:
-        """Build the controller, add it to the manager and return it."""
+    def complete(
+        self,
+        reconciler: Reconciler | SyncReconciler | ObjectReconciler[T] | SyncObjectReconciler[T],
+    ) -> Controller:
+        """Build the controller, add it to the manager and return it.
+
+        A plain ``def reconcile`` or ``def reconcile_object`` runs in a thread of the
+        controller's pool (`pyctrl.blocking`).
+        """
         if self._for is None and not self._name:
             raise ValueError("a controller needs for_() or named()")
         kind = ""
@@ -365,12 +477,15 @@ class Builder(Generic[T]):
             kind = self.manager.scheme.gvk_for(self._for.type_).kind
         name = self._name or kind.lower()
         local, engaged = self._clusters
-        reconciler = self._adapt(reconciler, engaged=engaged)
+        adapted = self._adapt(reconciler, engaged=engaged)
         if engaged and self.manager.shards is not None:
             raise ValueError(
                 f"controller {name!r}: multicluster() controllers cannot be sharded yet; "
                 "sharding splits the local cluster's objects only"
             )
+        # Pausing reads the local cache: a multi-cluster controller's objects are elsewhere.
+        if self._for is not None and self._for.type_ is not None and self._paused and not engaged:
+            adapted = self._pausable(self._for, name, adapted)
         informer = self._shard()
         options = self._options
         if engaged and (options is None or options.fairness_key is None):
@@ -378,7 +493,9 @@ class Builder(Generic[T]):
         if informer is not None:
             # Sharded controllers are active on every replica, not only on a leader.
             options = replace(options or Options(), need_leader_election=False)
-        controller = Controller(name, reconciler, options=options, kind=kind)
+        controller = Controller(name, adapted, options=options, kind=kind)
+        if self._for is not None and self._for.type_ is not None:
+            controller.notify = _notifier(self.manager, self._for.type_, name)
         if informer is not None and self.manager.shards is not None:
             controller.gate = self.manager.shards.gate_for(informer, controller.queue)
         watches = [*([self._for] if self._for else []), *self._watches]
@@ -396,7 +513,7 @@ class Builder(Generic[T]):
         self, controller: Controller, watches: list[_Watch], name: str, cluster: Cluster
     ) -> list[Callable[[], Coroutine[Any, Any, None]]]:
         """The sources of an engaged cluster: each typed watch, on that cluster's cache."""
-        queue = cluster_queue(controller.queue, name)
+        queue = cluster_queue(controller.intake, name)
         sources = [
             Kind(
                 cluster.cache,
@@ -405,6 +522,7 @@ class Builder(Generic[T]):
                 *self._filters,
                 *watch.predicates,
                 metadata_only=watch.metadata_only,
+                optional=watch.optional,
             )
             for watch in watches
             if watch.type_ is not None and watch.source is None
@@ -428,8 +546,8 @@ class WebhookBuilder:
     manager: Manager
     _type: type[Any] | None = None
     _gvk: GroupVersionKind | None = None
-    _defaulter: Defaulter[Any] | None = None
-    _validator: Validator[Any] | None = None
+    _defaulter: Defaulter[Any] | SyncDefaulter[Any] | None = None
+    _validator: Validator[Any] | SyncValidator[Any] | None = None
     _defaulter_options: WebhookOptions | None = None
     _validator_options: WebhookOptions | None = None
     _defaulter_path: str | None = None
@@ -442,14 +560,18 @@ class WebhookBuilder:
         return self
 
     def with_defaulter(
-        self, defaulter: Defaulter[Any], options: WebhookOptions | None = None
+        self,
+        defaulter: Defaulter[Any] | SyncDefaulter[Any],
+        options: WebhookOptions | None = None,
     ) -> Self:
         """Serve a defaulting (mutating) webhook, configured by ``options``."""
         self._defaulter, self._defaulter_options = defaulter, options
         return self
 
     def with_validator(
-        self, validator: Validator[Any], options: WebhookOptions | None = None
+        self,
+        validator: Validator[Any] | SyncValidator[Any],
+        options: WebhookOptions | None = None,
     ) -> Self:
         """Serve a validating webhook, configured by ``options``."""
         self._validator, self._validator_options = validator, options

@@ -55,6 +55,7 @@ __all__ = [
     "issue_serving_cert",
     "server_ssl_context",
     "write_cert_dir",
+    "write_cert_pems",
 ]
 
 DEFAULT_VALIDITY = datetime.timedelta(days=7)
@@ -140,14 +141,32 @@ def _now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
+def _window(
+    now: datetime.datetime | None, validity: datetime.timedelta
+) -> tuple[datetime.datetime, datetime.datetime]:
+    """Validity from ``now`` (default: the real time), never starting after the real time.
+
+    A ``now`` ahead of the real time (a test's clock advanced by days) moves the expiry
+    only: the certificate stays valid for clients that check it against the real time.
+    """
+    real = _now()
+    start = now or real
+    return min(start, real) - _BACKDATE, start + validity
+
+
 def generate_ca(
-    common_name: str = "pyctrl-envtest-ca", *, validity: datetime.timedelta = DEFAULT_VALIDITY
+    common_name: str = "pyctrl-envtest-ca",
+    *,
+    validity: datetime.timedelta = DEFAULT_VALIDITY,
+    now: datetime.datetime | None = None,
 ) -> CertificateAuthority:
     """Generate a fresh self-signed CA with an EC P-256 key.
 
     Args:
         common_name: The subject common name of the CA.
-        validity: How long the CA stays valid from now.
+        validity: How long the CA stays valid from ``now``.
+        now: When validity counts from (default: the real time); a time ahead of the
+            real time moves the expiry only.
 
     Returns:
         The new certificate authority.
@@ -159,7 +178,7 @@ def generate_ca(
             x509.NameAttribute(NameOID.COMMON_NAME, common_name),
         ]
     )
-    now = _now()
+    not_before, not_after = _window(now, validity)
     ski = x509.SubjectKeyIdentifier.from_public_key(key.public_key())
     cert = (
         x509.CertificateBuilder()
@@ -167,8 +186,8 @@ def generate_ca(
         .issuer_name(name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _BACKDATE)
-        .not_valid_after(now + validity)
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -210,9 +229,10 @@ def _issue(
     usage: x509.ObjectIdentifier,
     hosts: Sequence[str],
     validity: datetime.timedelta,
+    now: datetime.datetime | None = None,
 ) -> IssuedCertificate:
     key = ec.generate_private_key(ec.SECP256R1())
-    now = _now()
+    not_before, not_after = _window(now, validity)
     ca_ski = ca.cert.extensions.get_extension_for_class(x509.SubjectKeyIdentifier).value
     builder = (
         x509.CertificateBuilder()
@@ -220,8 +240,8 @@ def _issue(
         .issuer_name(ca.cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - _BACKDATE)
-        .not_valid_after(min(now + validity, ca.cert.not_valid_after_utc))
+        .not_valid_before(not_before)
+        .not_valid_after(min(not_after, ca.cert.not_valid_after_utc))
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -254,6 +274,7 @@ def issue_serving_cert(
     hosts: Sequence[str] = LOCAL_HOSTS,
     *,
     validity: datetime.timedelta = DEFAULT_VALIDITY,
+    now: datetime.datetime | None = None,
 ) -> IssuedCertificate:
     """Issue a TLS server certificate for the given host names and IP addresses.
 
@@ -262,6 +283,7 @@ def issue_serving_cert(
         hosts: DNS names and IP addresses (v4 or v6) the server is reached by; each
             becomes a subject alternative name, the first is also the common name.
         validity: How long the certificate stays valid (capped by the CA's validity).
+        now: When validity counts from (default: the real time); see `generate_ca`.
 
     Returns:
         The certificate and its key.
@@ -273,7 +295,12 @@ def issue_serving_cert(
         raise ValueError("issue_serving_cert needs at least one host name or IP address")
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])])
     return _issue(
-        ca, subject, usage=ExtendedKeyUsageOID.SERVER_AUTH, hosts=hosts, validity=validity
+        ca,
+        subject,
+        usage=ExtendedKeyUsageOID.SERVER_AUTH,
+        hosts=hosts,
+        validity=validity,
+        now=now,
     )
 
 
@@ -354,6 +381,32 @@ def write_cert_dir(
     Returns:
         The paths written.
     """
+    return write_cert_pems(
+        directory,
+        cert_pem=cert.cert_pem,
+        key_pem=cert.key_pem,
+        ca_pem=cert.ca.cert_pem,
+        cert_name=cert_name,
+        key_name=key_name,
+        ca_name=ca_name,
+    )
+
+
+def write_cert_pems(
+    directory: str | os.PathLike[str],
+    *,
+    cert_pem: bytes,
+    key_pem: bytes,
+    ca_pem: bytes,
+    cert_name: str = "tls.crt",
+    key_name: str = "tls.key",
+    ca_name: str = "ca.crt",
+) -> CertDir:
+    """`write_cert_dir` for PEM bytes (a Secret's ``tls.crt``, ``tls.key``, ``ca.crt``).
+
+    The key is written first, then the certificate: a watcher that sees the new
+    certificate sees its key already.
+    """
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
     result = CertDir(
@@ -362,9 +415,9 @@ def write_cert_dir(
         key_file=path / key_name,
         ca_file=path / ca_name,
     )
-    _write_atomic(result.cert_file, cert.cert_pem, 0o644)
-    _write_atomic(result.key_file, cert.key_pem, 0o600)
-    _write_atomic(result.ca_file, cert.ca.cert_pem, 0o644)
+    _write_atomic(result.key_file, key_pem, 0o600)
+    _write_atomic(result.cert_file, cert_pem, 0o644)
+    _write_atomic(result.ca_file, ca_pem, 0o644)
     return result
 
 

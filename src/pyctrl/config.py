@@ -816,10 +816,26 @@ async def load_kubeconfig(
 
 
 def _check_base64(source: str, owner: str, key: str, value: Any) -> None:
+    """Check inline data: base64 of PEM certificates, or of a PEM key.
+
+    kubernetes-asyncio copies the data to a temporary file that is gone by the time TLS
+    is set up, so a bad value is named here, by its field.
+    """
     try:
-        base64.b64decode(str(value), validate=True)
+        data = base64.b64decode(str(value), validate=True)
     except ValueError:
         raise ConfigError(f"{source}: {owner}: {key} is not valid base64") from None
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    try:
+        if key == "client-key-data":
+            serialization.load_pem_private_key(data, password=None)
+        else:
+            x509.load_pem_x509_certificates(data)
+    except (ValueError, TypeError):
+        what = "a PEM private key" if key == "client-key-data" else "PEM certificates"
+        raise ConfigError(f"{source}: {owner}: {key} does not hold {what}") from None
 
 
 def load_in_cluster_config(

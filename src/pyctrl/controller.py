@@ -28,7 +28,12 @@ the sources that fill it (`pyctrl.source`), and ``max_concurrent_reconciles`` wo
   log lines carry their summary as ``triggers`` (`pyctrl.log.merge_triggers`), and
   ``controller_runtime_reconcile_triggers_total`` counts reconciles by the kind of the
   first one; requeues are triggers too (``requeue``, ``requeue_after``, ``retry``);
-- ``new_queue`` replaces the workqueue (controller-runtime's ``Options.NewQueue``).
+- ``new_queue`` replaces the workqueue (controller-runtime's ``Options.NewQueue``);
+- ``max_retries`` bounds the rate-limited retries of a key: past it the key is dropped
+  (``pyctrl_reconcile_retries_exhausted_total``, a ``RetriesExhausted`` event, ``on_error``
+  told with `pyctrl.errors.RetriesExhaustedError`) until its next event;
+- a plain ``def reconcile`` runs in a thread of the controller's pool
+  (``max_concurrent_reconciles`` threads; `pyctrl.blocking`), with the context copied.
 
 ``start()`` blocks until cancelled: it starts the sources, waits (up to
 ``cache_sync_timeout``) for the syncing ones, then runs the workers. When cancelled it
@@ -45,25 +50,51 @@ import contextvars
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from pyctrl import metrics, tracing
+from prometheus_client import Counter
+
+from pyctrl import _executor, metrics, tracing
+from pyctrl._fence import fenced_by
 from pyctrl._ids import fast_uuid4
 from pyctrl.clock import Clock, RealClock
-from pyctrl.errors import CacheSyncTimeoutError, PyctrlError, TerminalError
+from pyctrl.errors import (
+    CacheSyncTimeoutError,
+    PyctrlError,
+    RetriesExhaustedError,
+    TerminalError,
+)
 from pyctrl.log import bound_context, get_logger, reconcile_triggers
-from pyctrl.reconcile import Reconciler, Request, Result
+from pyctrl.reconcile import Reconciler, Request, Result, SyncReconciler
 from pyctrl.source import Source, SyncingSource
 from pyctrl.workqueue import RateLimiter, ShutDownError, Trigger, TriggerKind, Triggers, WorkQueue
 from pyctrl.workqueue._triggers import EMPTY
 
-__all__ = ["Controller", "ErrorHandler", "NewQueue", "Options", "ReconcileGate", "triggers"]
+__all__ = [
+    "Controller",
+    "ErrorHandler",
+    "NewQueue",
+    "Notify",
+    "Options",
+    "ReconcileGate",
+    "triggers",
+]
 
 ErrorHandler = Callable[[Request, Exception], Awaitable[Result | None]]
 """``async def on_error(request, exc) -> Result | None``: see `Options.on_error`."""
 
 NewQueue = Callable[[str, RateLimiter[Request] | None], WorkQueue[Request]]
 """``new_queue(controller_name, rate_limiter) -> WorkQueue``: see `Options.new_queue`."""
+
+Notify = Callable[[Request, str, str], Awaitable[None]]
+"""``async def notify(request, reason, message)``: records a Warning event on the object."""
+
+retries_exhausted_total = Counter(
+    "pyctrl_reconcile_retries_exhausted_total",
+    "Keys dropped after their retry budget (Options.max_retries) was spent.",
+    ["controller"],
+    registry=metrics.registry,
+)
 
 _REQUEUE = Trigger(TriggerKind.REQUEUE)
 _REQUEUE_AFTER = Trigger(TriggerKind.REQUEUE_AFTER)
@@ -96,6 +127,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from pyctrl._fence import LeaseFence
+    from pyctrl.handler import Queue
 
 _log = get_logger("pyctrl.controller")
 _EXPECTED_ERRORS = (PyctrlError, OSError, TimeoutError)
@@ -125,6 +157,21 @@ class Options:
             ``Result(requeue_after=d)`` to retry after ``d`` seconds, ``Result()`` not
             to retry. A terminal error is never retried, and a hook that raises is
             logged and the default applies.
+        max_retries: The retry budget: once a key was requeued through the rate limiter
+            (a failed reconcile, ``Result(requeue=True)``) this many times in a row, it is
+            dropped instead: logged, counted in
+            ``pyctrl_reconcile_retries_exhausted_total``, a ``RetriesExhausted`` Warning
+            event recorded on the object (controllers built by the builder), and
+            ``on_error`` called with a `pyctrl.errors.RetriesExhaustedError`. A success or
+            a drop resets it, so the next event of the object starts a fresh budget.
+            ``Result(max_retries=n)`` overrides it per requeue. None (the default)
+            retries forever, as controller-runtime does.
+        debounce: Seconds to hold a key after a source's event before it is reconciled, so
+            a burst of events for one key (a rollout's dozen status updates) makes one
+            reconcile (kube-rs' ``debounce``). The first event of a quiet key starts the
+            wait; later ones within it collapse into it; so does a requeue due sooner. Each
+            debounced add counts in ``workqueue_retries_total`` (it is a delayed add).
+            0 (the default) queues at once.
         new_queue: Builds the workqueue from the controller's name and ``rate_limiter``
             (controller-runtime's ``NewQueue``); default a `pyctrl.workqueue.WorkQueue`.
             The queue it returns decides about provenance (``record_triggers=True``
@@ -149,6 +196,8 @@ class Options:
     on_error: ErrorHandler | None = None
     new_queue: NewQueue | None = None
     fairness_key: Callable[[Request], Hashable] | None = None
+    max_retries: int | None = None
+    debounce: float = 0.0
 
     def __post_init__(self) -> None:
         if self.max_concurrent_reconciles < 1:
@@ -156,6 +205,10 @@ class Options:
                 "max_concurrent_reconciles must be at least 1, "
                 f"got {self.max_concurrent_reconciles}"
             )
+        if not self.debounce >= 0:
+            raise ValueError(f"debounce must be a number of seconds >= 0, got {self.debounce!r}")
+        if self.max_retries is not None and self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0 or None, got {self.max_retries}")
 
 
 class ReconcileGate(Protocol):
@@ -188,7 +241,8 @@ class Controller:
 
     Args:
         name: Unique name; labels metrics and logs (the builder uses the lowercase kind).
-        reconciler: What to call for each request.
+        reconciler: What to call for each request; a plain ``def reconcile`` runs in a
+            thread of the controller's `pool` (`pyctrl.blocking`).
         options: See `Options`.
         kind: The kind reconciled, for the log context.
         clock: Time source for the queue (tests pass a FakeClock).
@@ -198,7 +252,7 @@ class Controller:
     def __init__(
         self,
         name: str,
-        reconciler: Reconciler,
+        reconciler: Reconciler | SyncReconciler,
         *,
         options: Options | None = None,
         kind: str = "",
@@ -208,8 +262,14 @@ class Controller:
         self.name = name
         self.gate = gate
         """Admits keys (sharded controllers); None admits every key."""
-        self.reconciler = reconciler
         self.options = options or Options()
+        self.pool = _executor.Pool(name, self.options.max_concurrent_reconciles)
+        """Runs a plain ``def reconcile`` (`pyctrl.blocking`): one thread per worker."""
+        if not callable(getattr(reconciler, "reconcile", None)):
+            raise TypeError(f"{type(reconciler).__name__} has no reconcile(request) method")
+        if not _executor.is_async(reconciler.reconcile):
+            reconciler = cast("Reconciler", _executor.Offloaded(reconciler))
+        self.reconciler = cast("Reconciler", reconciler)
         self.kind = kind
         if self.options.new_queue is not None:
             self.queue: WorkQueue[Request] = self.options.new_queue(name, self.options.rate_limiter)
@@ -223,11 +283,18 @@ class Controller:
                 record_triggers=self.options.record_triggers,
                 fairness_key=self.options.fairness_key,
             )
+        self.intake: Queue = (
+            _Debounced(self.queue, self.options.debounce) if self.options.debounce else self.queue
+        )
+        """What the sources add to: the queue, or its debouncing front (`Options.debounce`)."""
         self.graceful_shutdown_timeout = self.options.graceful_shutdown_timeout
         """Seconds in-flight reconciles get on stop (the manager caps it at its own)."""
         self.fence: LeaseFence | None = None
         """Set by the manager under leader election: once its term ends, no reconcile
         starts and in-flight ones are cancelled (see `pyctrl.leaderelection.LeaseFence`)."""
+        self.notify: Notify | None = None
+        """Records an event on a request's object (``notify(request, reason, message)``);
+        the builder sets it, to report a key dropped after its retry budget."""
         self._sources: list[Source] = []
         self._state = _State()
         self._metrics = metrics.ReconcileMetrics(name, self.options.max_concurrent_reconciles)
@@ -243,7 +310,7 @@ class Controller:
         if self._state.group is not None:
             # A fresh context: a source added from inside a reconcile must not log as it.
             self._state.group.create_task(
-                source.start(self.queue), name=f"{self.name}-source", context=contextvars.Context()
+                source.start(self.intake), name=f"{self.name}-source", context=contextvars.Context()
             )
 
     @property
@@ -272,7 +339,7 @@ class Controller:
         async with asyncio.TaskGroup() as group:
             self._state.group = group
             sources = [
-                group.create_task(s.start(self.queue), name=f"{self.name}-source")
+                group.create_task(s.start(self.intake), name=f"{self.name}-source")
                 for s in self._sources
             ]
             workers: list[asyncio.Task[None]] = []
@@ -296,6 +363,8 @@ class Controller:
                 await self._drain(group, sources, workers)
                 unfence()  # the Lease released after a normal stop is no loss
                 raise
+            finally:
+                self.pool.shutdown()
 
     async def _wait_for_sync(self) -> None:
         syncing = [s for s in self._sources if isinstance(s, SyncingSource)]
@@ -397,6 +466,8 @@ class Controller:
         token = reconcile_triggers.set(found)
         try:
             with (
+                self.pool.bound(),
+                fenced_by(self.fence),
                 bound_context(**context),
                 tracing.reconcile_span(
                     self.name,
@@ -425,7 +496,35 @@ class Controller:
             await self._failed(request, exc)
             return
         self._metrics.worker_finished(time.perf_counter() - started)
+        if result.requeue and not result.requeue_after > 0 and self._exhausted(request, result):
+            await self._give_up(request, None)
+            return
         self._handle_result(request, result)
+
+    def _exhausted(self, request: Request, chosen: Result | None) -> bool:
+        """Whether the next rate-limited requeue of ``request`` is past its budget."""
+        limit = self.options.max_retries
+        if chosen is not None and chosen.max_retries is not None:
+            limit = chosen.max_retries
+        return limit is not None and self.queue.num_requeues(request) >= limit
+
+    async def _give_up(self, request: Request, exc: Exception | None) -> None:
+        """Drop a key past its retry budget: log, count, record an event, tell on_error."""
+        retries = self.queue.num_requeues(request)
+        self.queue.forget(request)
+        retries_exhausted_total.labels(self.name).inc()
+        last = _describe(exc) if exc is not None else "it kept asking to requeue"
+        message = f"gave up after {retries} retries: {last}"
+        _log.error("retry budget exhausted; dropping the key", retries=retries, error=last)
+        error = RetriesExhaustedError(f"{request}: {message}", retries)
+        error.__cause__ = exc
+        if self.notify is not None:
+            try:
+                await self.notify(request, "RetriesExhausted", message)
+            except Exception:
+                _log.exception("could not record the RetriesExhausted event")
+        if self.options.on_error is not None:
+            await self._on_error(request, error)
 
     async def _failed(self, request: Request, exc: Exception) -> None:
         """Count and log a failed reconcile, let ``on_error`` choose, then requeue."""
@@ -450,6 +549,8 @@ class Controller:
                 error=_describe(exc),
                 seconds=chosen.requeue_after,
             )
+        elif self._exhausted(request, chosen):
+            await self._give_up(request, exc)
         else:
             priority = chosen.priority if chosen is not None else 0
             self.queue.add_rate_limited(request, priority=priority, trigger=_RETRY)
@@ -511,6 +612,28 @@ class Controller:
         else:
             self.queue.forget(request)
             self._metrics.result("success")
+
+
+class _Debounced:
+    """The sources' side of a debounced queue: every add waits ``seconds`` first."""
+
+    __slots__ = ("_queue", "_seconds")
+
+    def __init__(self, queue: WorkQueue[Request], seconds: float) -> None:
+        self._queue, self._seconds = queue, seconds
+
+    @property
+    def records_triggers(self) -> bool:
+        """Whether the queue keeps triggers (sources then hand theirs over)."""
+        return self._queue.records_triggers
+
+    def add(self, item: Request, *, priority: int = 0, trigger: Trigger | None = None) -> None:
+        """Queue ``item`` once the debounce time has passed (earlier if already due)."""
+        self._queue.add_after(item, self._seconds, priority=priority, trigger=trigger)
+
+    def __getattr__(self, name: str) -> Any:
+        # Sources written for the richer queue (add_after...) still reach it.
+        return getattr(self._queue, name)
 
 
 def _describe(exc: Exception) -> str:

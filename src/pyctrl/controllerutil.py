@@ -11,6 +11,10 @@ Owner references:
   A namespaced owner must be in the object's namespace; a cluster-scoped object cannot
   have a namespaced owner.
 - `set_owner_reference`, `remove_owner_reference`, `has_owner_reference`.
+- `get_controller_of(obj)`: the owner reference of ``obj``'s controller, or None
+  (apimachinery's ``metav1.GetControllerOf``).
+- `get_reference(obj)`: an `pyctrl.meta.ObjectReference` to ``obj`` at its current
+  resourceVersion (client-go's ``reference.GetReference``).
 
 Create or update, reporting what happened (`OperationResult`):
 
@@ -34,8 +38,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
+from pyctrl import _executor
 from pyctrl.client import Client, JSONPatch, MergeFrom, MergePatch, json_pointer
 from pyctrl.errors import NotFoundError, PyctrlError, SchemeError
+from pyctrl.meta import ObjectReference, OwnerReference
 from pyctrl.resource import CustomResource, OwnerRef, accessor
 from pyctrl.scheme import Scheme, default_scheme
 
@@ -45,10 +51,13 @@ __all__ = [
     "FinalizerResult",
     "Finalizers",
     "OperationResult",
+    "SyncFinalizer",
     "add_finalizer",
     "contains_finalizer",
     "create_or_patch",
     "create_or_update",
+    "get_controller_of",
+    "get_reference",
     "has_controller_reference",
     "has_owner_reference",
     "patch_add_finalizer",
@@ -205,6 +214,46 @@ def has_controller_reference(obj: Any) -> bool:
     return any(r.controller for r in accessor(obj).owner_references)
 
 
+def get_controller_of(obj: Any) -> OwnerReference | None:
+    """The owner reference marked ``controller: true`` on ``obj``, or None.
+
+    apimachinery's ``metav1.GetControllerOf``; kubebuilder's CronJob tutorial indexes
+    Jobs by it::
+
+        owner = get_controller_of(job)
+        if owner is None or owner.api_version != "batch.tutorial.kubebuilder.io/v1" \
+                or owner.kind != "CronJob":
+            return []
+        return [owner.name]
+    """
+    for ref in accessor(obj).owner_references:
+        if ref.controller:
+            return OwnerReference.model_validate(ref.to_dict())
+    return None
+
+
+def get_reference(obj: Any, *, scheme: Scheme | None = None) -> ObjectReference:
+    """An `ObjectReference` to ``obj``: its kind, namespace, name, uid and resourceVersion.
+
+    client-go's ``reference.GetReference`` (controller-runtime's ``ref.GetReference``):
+    the kind comes from the object's type through ``scheme`` (the default scheme unless
+    given), so it works for typed objects whose ``kind`` field is empty.
+
+    Raises:
+        pyctrl.errors.SchemeError: the scheme does not know the object's type.
+    """
+    gvk = (scheme or default_scheme()).gvk_for(obj)
+    meta = accessor(obj)
+    return ObjectReference(
+        api_version=gvk.api_version,
+        kind=gvk.kind,
+        namespace=meta.namespace or None,
+        name=meta.name or None,
+        uid=meta.uid or None,
+        resource_version=meta.resource_version or None,
+    )
+
+
 # -- finalizers --------------------------------------------------------------------------
 
 
@@ -293,6 +342,14 @@ class Finalizer(Protocol):
         ...
 
 
+class SyncFinalizer(Protocol):
+    """A `Finalizer` of blocking code: a plain ``def finalize``, run in a thread."""
+
+    def finalize(self, obj: Any) -> FinalizerResult:
+        """Clean up for ``obj``; raise to keep the finalizer (and retry later)."""
+        ...
+
+
 class Finalizers:
     """A registry of finalizers by key, run like controller-runtime's ``finalizer.Finalizers``.
 
@@ -306,10 +363,13 @@ class Finalizers:
     """
 
     def __init__(self) -> None:
-        self._by_key: dict[str, Finalizer] = {}
+        self._by_key: dict[str, Finalizer | SyncFinalizer] = {}
 
-    def register(self, key: str, finalizer: Finalizer) -> None:
-        """Register a finalizer under ``key``; a key is registered once."""
+    def register(self, key: str, finalizer: Finalizer | SyncFinalizer) -> None:
+        """Register a finalizer under ``key``; a key is registered once.
+
+        A plain ``def finalize`` runs in a thread (`pyctrl.blocking`), never on the loop.
+        """
         if key in self._by_key:
             raise ValueError(f"finalizer {key!r} is already registered")
         self._by_key[key] = finalizer
@@ -331,7 +391,7 @@ class Finalizers:
             if not contains_finalizer(obj, key):
                 continue
             try:
-                result = await finalizer.finalize(obj)
+                result = await _executor.invoke(finalizer.finalize, obj)
             except Exception as exc:
                 errors.append(exc)
                 continue

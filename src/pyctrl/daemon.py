@@ -47,11 +47,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
-from pyctrl import metrics
+from pyctrl import _executor, metrics
 from pyctrl.clock import RealClock
 from pyctrl.controllerutil import FinalizerResult
 from pyctrl.errors import TerminalError
@@ -79,6 +80,7 @@ class DaemonContext(Generic[T]):
         """The object's namespace and name."""
         self._object = obj
         self._stop = asyncio.Event()
+        self._stop_seen = threading.Event()  # the stop signal, for a blocking daemon's thread
         self._changed = asyncio.Event()
         self._clock = clock
 
@@ -108,6 +110,13 @@ class DaemonContext(Generic[T]):
                 await self._stop.wait()
         return self._stop.is_set()
 
+    def sleep_blocking(self, seconds: float) -> bool:
+        """`sleep` for a plain ``def`` daemon, in its thread: blocks; True once asked to stop.
+
+        So a blocking daemon reads ``while not ctx.sleep_blocking(10): ...``.
+        """
+        return self._stop_seen.wait(seconds)
+
     async def wait_changed(self) -> None:
         """Wait until the object changed since this last returned (or a stop is asked).
 
@@ -123,11 +132,13 @@ class DaemonContext(Generic[T]):
 
     def _request_stop(self) -> None:
         self._stop.set()
+        self._stop_seen.set()
         self._changed.set()
 
 
-DaemonFunc: TypeAlias = Callable[[DaemonContext[Any]], Awaitable[None]]
-"""The daemon's coroutine function: ``async def fn(ctx: DaemonContext[T]) -> None``."""
+DaemonFunc: TypeAlias = Callable[[DaemonContext[Any]], Awaitable[None] | None]
+"""The daemon's function: ``async def fn(ctx: DaemonContext[T]) -> None``, or a plain
+``def`` that blocks, run in a thread of the daemon's pool (`pyctrl.blocking`)."""
 
 
 @dataclass(eq=False)
@@ -150,7 +161,8 @@ class Daemon:
     Args:
         cache: The shared informer cache.
         type_: The type whose objects get a daemon (the controller's ``for_`` type).
-        fn: ``async def fn(ctx: DaemonContext[T]) -> None``.
+        fn: ``async def fn(ctx: DaemonContext[T]) -> None``; a plain ``def`` runs in a
+            thread of the daemon's own pool (it waits with `DaemonContext.sleep_blocking`).
         name: Names the daemon in logs and metrics (default: ``fn``'s name).
         when: Run only for objects this accepts (checked on every change).
         initial_delay: Seconds between an object's appearance and its daemon's start.
@@ -159,6 +171,8 @@ class Daemon:
         backoff: Seconds before the first restart after a crash; doubles per crash.
         max_backoff: The longest wait between restarts.
         clock: Time source (tests pass a `pyctrl.clock.FakeClock`).
+        threads: At most this many plain ``def`` daemons run at once (one thread each);
+            more wait for a thread.
     """
 
     def __init__(
@@ -174,6 +188,7 @@ class Daemon:
         backoff: float = 1.0,
         max_backoff: float = 300.0,
         clock: Clock | None = None,
+        threads: int = 32,
     ) -> None:
         if not callable(fn):
             raise TypeError(f"a daemon needs a coroutine function, got {fn!r}")
@@ -194,6 +209,7 @@ class Daemon:
         self._done: set[Request] = set()  # returned or failed terminally: not restarted
         self._running = metrics.daemons_running.labels(self.name)
         self._crashes = metrics.daemon_crashes_total.labels(self.name)
+        self._pool = _executor.Pool(f"daemon-{self.name}", threads)
 
     # -- the Source protocol ----------------------------------------------------------
 
@@ -216,6 +232,8 @@ class Daemon:
                 self._registration.remove()
                 await self._stop_all()
                 raise
+            finally:
+                self._pool.shutdown()
 
     async def wait_for_sync(self) -> None:
         """Return once every existing object has been seen (and its daemon started)."""
@@ -333,7 +351,8 @@ class Daemon:
         while not context.stopping:
             started = self._clock.now()
             try:
-                await self.fn(context)
+                with self._pool.bound():
+                    await _executor.invoke(self.fn, context)
             except TerminalError as exc:
                 self._crashes.inc()
                 _log.error("daemon failed with a terminal error, not restarting", error=str(exc))

@@ -70,6 +70,7 @@ __all__ = [
     "NotFoundError",
     "PyctrlError",
     "RequestEntityTooLargeError",
+    "RetriesExhaustedError",
     "SchemaError",
     "SchemeError",
     "ServerTimeoutError",
@@ -134,6 +135,21 @@ class TerminalError(PyctrlError):
     ``controller_runtime_terminal_reconcile_errors_total`` but the request is not requeued.
     Wrap the underlying cause: ``raise TerminalError("spec.port is taken") from exc``.
     """
+
+
+class RetriesExhaustedError(PyctrlError):
+    """A key was dropped: it was retried its whole budget (``Options.max_retries``).
+
+    The controller hands it to its ``on_error`` hook (whose answer is then ignored) as it
+    drops the key; ``__cause__`` is the last reconcile error, if the last attempt failed
+    (a ``Result(requeue=True)`` loop has none). The next event of the object brings the
+    key back with a fresh budget.
+    """
+
+    def __init__(self, message: str, retries: int) -> None:
+        super().__init__(message)
+        self.retries = retries
+        """How many times the key was retried before it was dropped."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,13 +15,23 @@ is a `FilterProvider`: given the manager's `pyctrl.client.RESTClient`, it return
 
 Answers are cached as controller-runtime's delegating authenticator and authorizer
 cache them: token reviews 1 minute, allowed reviews 5 minutes, denied ones 30 seconds;
-at most ``max_entries`` of each (the oldest go first). The operator needs a ClusterRole
+at most ``max_entries`` of each (the oldest go first). Unknown tokens are remembered
+in a cache of their own, so a caller sending fresh bad tokens cannot push valid ones
+out; tokens are kept as SHA-256 digests, never as sent.
+
+An unauthenticated caller still makes the filter send a TokenReview for every token it
+has not seen: each client address may cause at most ``reviews_per_second`` of them
+(``review_burst`` at once); beyond that it gets ``429 Too Many Requests`` with a
+``Retry-After`` header and no review is sent. Cached answers cost nothing and are not
+limited. The operator needs a ClusterRole
 that may ``create`` ``tokenreviews`` and ``subjectaccessreviews``; scrapers need
 ``get`` on the non-resource URL (``pyctrl generate`` writes both roles).
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -40,6 +50,7 @@ __all__ = [
     "Filter",
     "FilterProvider",
     "Handler",
+    "RateLimiter",
     "ReviewCache",
     "with_authentication_and_authorization",
 ]
@@ -52,6 +63,9 @@ FilterProvider = Callable[["RESTClient"], Filter]
 """Builds a `Filter` from the manager's REST client (``metricsserver.Options.filter_provider``)."""
 
 TOKEN_CACHE_TTL = 60.0
+FAILED_TOKEN_CACHE_TTL = 60.0
+REVIEWS_PER_SECOND = 5.0
+REVIEW_BURST = 20
 ALLOW_CACHE_TTL = 300.0
 DENY_CACHE_TTL = 30.0
 _TIMEOUT = 10.0
@@ -101,11 +115,54 @@ class ReviewCache:
         return len(self._entries)
 
 
+class RateLimiter:
+    """Token buckets by key (a client address), bounded in number (least recent evicted).
+
+    Args:
+        rate: Tokens added per second.
+        burst: The bucket's size: how many may be taken at once.
+        clock: Where time is read.
+        max_keys: How many keys' buckets it keeps.
+    """
+
+    def __init__(self, rate: float, burst: int, clock: Clock, max_keys: int = 4096) -> None:
+        if not rate > 0 or burst < 1:
+            raise ValueError(f"rate must be positive and burst at least 1, got {rate}, {burst}")
+        self.rate, self.burst, self._clock, self._max = rate, burst, clock, max_keys
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, key: str) -> float:
+        """Take one token for ``key``: 0 if granted, else seconds until one is available."""
+        now = self._clock.now()
+        tokens, since = self._buckets.get(key, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - since) * self.rate)
+        granted = tokens >= 1.0
+        if granted:
+            tokens -= 1.0
+        self._buckets[key] = (tokens, now)
+        self._buckets.move_to_end(key)
+        while len(self._buckets) > self._max:
+            self._buckets.popitem(last=False)
+        return 0.0 if granted else (1.0 - tokens) / self.rate
+
+
+class _TooManyReviewsError(Exception):
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"too many token reviews; retry after {retry_after:.1f}s")
+        self.retry_after = retry_after
+
+
 class _AuthFilter:
-    def __init__(self, rest: RESTClient, clock: Clock, max_entries: int) -> None:
+    def __init__(
+        self, rest: RESTClient, clock: Clock, max_entries: int, limiter: RateLimiter
+    ) -> None:
         self.rest = rest
         self.tokens = ReviewCache(max_entries, clock)
+        self.failed_tokens = ReviewCache(max_entries, clock)
         self.decisions = ReviewCache(max_entries, clock)
+        self.limiter = limiter
+        self.limited = 0
+        """Requests answered 429 because their address sent too many unknown tokens."""
         self.reviews = 0
         """TokenReviews and SubjectAccessReviews sent (the rest came from the caches)."""
 
@@ -116,11 +173,17 @@ class _AuthFilter:
         )
         return response.json()
 
-    async def _authenticate(self, token: str) -> _User | None:
-        cached = self.tokens.get(token)
+    async def _authenticate(self, token: str, client: str) -> _User | None:
+        key = hashlib.sha256(token.encode()).digest()
+        cached = self.tokens.get(key)
         if cached is not None:
-            user: _User | None = cached[0]
+            user: _User = cached
             return user
+        if self.failed_tokens.get(key) is not None:
+            return None
+        wait = self.limiter.take(client)
+        if wait > 0:
+            raise _TooManyReviewsError(wait)
         review = await self._post(
             "/apis/authentication.k8s.io/v1/tokenreviews",
             {
@@ -130,20 +193,20 @@ class _AuthFilter:
             },
         )
         status = review.get("status") or {}
-        user = None
-        if status.get("authenticated") is True:
-            info = status.get("user") or {}
-            user = _User(
-                name=str(info.get("username", "")),
-                uid=str(info.get("uid", "")),
-                groups=tuple(str(g) for g in info.get("groups") or ()),
-                extra=tuple(
-                    (str(k), tuple(str(x) for x in v))
-                    for k, v in sorted((info.get("extra") or {}).items())
-                ),
-            )
-        # Failures are cached too (controller-runtime uses one TTL for both).
-        self.tokens.put(token, (user,), TOKEN_CACHE_TTL)
+        if status.get("authenticated") is not True:
+            self.failed_tokens.put(key, True, FAILED_TOKEN_CACHE_TTL)
+            return None
+        info = status.get("user") or {}
+        user = _User(
+            name=str(info.get("username", "")),
+            uid=str(info.get("uid", "")),
+            groups=tuple(str(g) for g in info.get("groups") or ()),
+            extra=tuple(
+                (str(k), tuple(str(x) for x in v))
+                for k, v in sorted((info.get("extra") or {}).items())
+            ),
+        )
+        self.tokens.put(key, user, TOKEN_CACHE_TTL)
         return user
 
     async def _authorize(self, user: _User, verb: str, path: str) -> bool:
@@ -172,18 +235,30 @@ class _AuthFilter:
         self.decisions.put(key, allowed, ALLOW_CACHE_TTL if allowed else DENY_CACHE_TTL)
         return allowed
 
-    async def __call__(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+    async def _user(self, request: web.Request) -> _User | web.Response:
+        """The request's authenticated user, or the answer refusing it."""
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            return web.Response(status=401, text="Unauthorized\n")
-        try:
-            user = await self._authenticate(token)
-        except Exception as exc:
-            _log.error("Authentication failed", error=str(exc))
-            return web.Response(status=500, text="Authentication failed\n")
-        if user is None:
-            return web.Response(status=401, text="Unauthorized\n")
+        user = None
+        if scheme.lower() == "bearer" and token:
+            try:
+                user = await self._authenticate(token, request.remote or "")
+            except _TooManyReviewsError as exc:
+                self.limited += 1
+                return web.Response(
+                    status=429,
+                    text="Too many requests with unknown tokens\n",
+                    headers={"Retry-After": str(max(1, math.ceil(exc.retry_after)))},
+                )
+            except Exception as exc:
+                _log.error("Authentication failed", error=str(exc))
+                return web.Response(status=500, text="Authentication failed\n")
+        return user or web.Response(status=401, text="Unauthorized\n")
+
+    async def __call__(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        user = await self._user(request)
+        if isinstance(user, web.Response):
+            return user
         try:
             allowed = await self._authorize(user, request.method.lower(), request.path)
         except Exception as exc:
@@ -196,16 +271,28 @@ class _AuthFilter:
 
 
 def with_authentication_and_authorization(
-    rest: RESTClient, *, clock: Clock | None = None, max_entries: int = 1024
+    rest: RESTClient,
+    *,
+    clock: Clock | None = None,
+    max_entries: int = 1024,
+    reviews_per_second: float = REVIEWS_PER_SECOND,
+    review_burst: int = REVIEW_BURST,
 ) -> Filter:
     """The `FilterProvider` that checks tokens and permissions with the API server.
 
+    Pass other limits with `functools.partial` (``filter_provider=partial(
+    with_authentication_and_authorization, reviews_per_second=1)``).
+
     Args:
         rest: The client that sends the TokenReviews and SubjectAccessReviews.
-        clock: Where cache expiry reads time.
+        clock: Where cache expiry and the review rate limit read time.
         max_entries: The size of each review cache.
+        reviews_per_second: TokenReviews each client address may cause per second.
+        review_burst: TokenReviews each client address may cause at once.
 
     Returns:
         A `Filter` (see the module documentation for what it answers).
     """
-    return _AuthFilter(rest, clock or RealClock(), max_entries)
+    clock = clock or RealClock()
+    limiter = RateLimiter(reviews_per_second, review_burst, clock, max_keys=max_entries)
+    return _AuthFilter(rest, clock, max_entries, limiter)

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from pyctrl import _executor
 from pyctrl.meta import GroupVersionKind
 from pyctrl.reconcile import Request
 from pyctrl.resource import CustomResource, accessor
@@ -40,6 +41,7 @@ __all__ = [
     "LOW_PRIORITY",
     "EnqueueRequestForObject",
     "EnqueueRequestForOwner",
+    "EnqueueRequestsForAll",
     "EnqueueRequestsFromMapFunc",
     "EventHandler",
     "Funcs",
@@ -227,16 +229,21 @@ class EnqueueRequestsFromMapFunc:
     new object, and the union is enqueued) and returns requests, synchronously or as
     a coroutine, so it can read the cache to find dependents. ``priority`` as for
     `EnqueueRequestForObject`.
+
+    A plain ``def`` map function may block (it runs in a thread, `pyctrl.blocking`);
+    ``inline=True`` runs a cheap, pure one on the event loop instead, saving the thread
+    hop per event.
     """
 
-    __slots__ = ("_fn", "_priority")
+    __slots__ = ("_fn", "_inline", "_priority")
 
-    def __init__(self, fn: MapFunc, *, priority: int = 0) -> None:
+    def __init__(self, fn: MapFunc, *, priority: int = 0, inline: bool = False) -> None:
         self._fn = fn
         self._priority = _check_priority(priority)
+        self._inline = inline or _executor.is_async(fn)
 
     async def _map(self, obj: Any) -> list[Request]:
-        result = self._fn(obj)
+        result = self._fn(obj) if self._inline else await _executor.offload(self._fn, obj)
         if inspect.isawaitable(result):
             result = await result
         return list(result)
@@ -292,3 +299,50 @@ class Funcs:
         """Call ``on_generic`` if given."""
         if self.on_generic is not None:
             await self.on_generic(event, queue)
+
+
+class Lister(Protocol):
+    """What `EnqueueRequestsForAll` lists objects with: the manager's cache."""
+
+    async def list(self, type_: type[Any]) -> Any:
+        """List the cached objects of ``type_`` (an object list with ``items``)."""
+        ...
+
+
+class EnqueueRequestsForAll:
+    """Enqueues every cached object of ``type_`` on any event ("reconcile everything").
+
+    kube-rs' ``reconcile_all_on``: give it to a watch of what every object depends on (a
+    configuration Secret), usually through the builder's ``reconcile_all_on``. Keys
+    already queued collapse; ``priority`` as for `EnqueueRequestForObject`.
+    """
+
+    __slots__ = ("_cache", "_priority", "_type")
+
+    def __init__(self, cache: Lister, type_: type[Any], *, priority: int = 0) -> None:
+        self._cache, self._type = cache, type_
+        self._priority = _check_priority(priority)
+
+    async def _all(self, queue: Queue) -> None:
+        listed = await self._cache.list(self._type)
+        for obj in listed.items:
+            queue.add(_request_for(obj), priority=self._priority)
+
+    async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
+        """Enqueue every object."""
+        await self._all(queue)
+
+    async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
+        """Enqueue every object."""
+        await self._all(queue)
+
+    async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
+        """Enqueue every object."""
+        await self._all(queue)
+
+    async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
+        """Enqueue every object."""
+        await self._all(queue)
+
+    def __repr__(self) -> str:
+        return f"EnqueueRequestsForAll({self._type.__name__})"

@@ -140,6 +140,18 @@ class ProbeServer:
 
         return handle
 
+    @property
+    def address(self) -> str | None:
+        """``host:port`` this server listens on (the bound port), or None until it listens.
+
+        The host is as given (``0.0.0.0`` or empty for every interface; an IPv6 host in
+        brackets). Bind port 0 and read the port here.
+        """
+        if not self._bound.is_set():
+            return None
+        host = self._host
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+
     async def wait_started(self) -> None:
         """Wait until the server is listening (`port` is then the bound port)."""
         await self._bound.wait()
@@ -158,4 +170,5 @@ class ProbeServer:
             self._bound.set()
             await asyncio.Event().wait()
         finally:
+            self._bound.clear()
             await runner.cleanup()

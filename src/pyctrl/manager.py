@@ -25,7 +25,7 @@ With ``Options(sharding=ShardingOptions(...))`` every replica is active: a
 ring's slots, the controllers built for it reconcile only objects in those slots, and
 ``/readyz`` fails while it holds none.
 
-Before all that, `Manager.start` makes one discovery request
+Before all that, `Manager.start` makes two discovery requests
 (`pyctrl.client.RESTClient.check_connection`): a wrong CA, wrong credentials or an
 unreachable address stop it at once with `pyctrl.errors.ConnectionCheckError`, whose one
 line names the cause; later outages are retried as usual.
@@ -69,10 +69,11 @@ from pyctrl.leaderelection import (
 from pyctrl.log import get_logger
 from pyctrl.metricsserver import Options as MetricsServerOptions
 from pyctrl.metricsserver import Server as MetricsServer
-from pyctrl.metricsserver import parse_address
+from pyctrl.metricsserver import check_debug_exposure, parse_address
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
 from pyctrl.shardelection import RingLeaseStore, ShardingOptions, SlotElector
+from pyctrl.watchdog import Watchdog, WatchdogOptions
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -107,7 +108,11 @@ class Options:
             `pyctrl.filters.with_authentication_and_authorization`), certificates,
             extra handlers; see `pyctrl.metricsserver.Options`.
         debug_bind_address: ``host:port`` for the `pyctrl.debug` endpoints, served with
-            the ``metrics`` options; "" (default) disables.
+            the ``metrics`` options; "" (default) disables. Without a ``filter_provider``
+            in those options it must be a loopback address (see
+            `pyctrl.metricsserver.check_debug_exposure`).
+        debug_allow_unauthenticated: Serve ``/debug`` without authentication on any
+            address (logged as a warning).
         health_probe_bind_address: ``host:port`` for ``/healthz`` and ``/readyz``; "" disables.
         leader_election: Run leader-election runnables only while holding the Lease.
         leader_election_id: The Lease name (required with leader election).
@@ -136,6 +141,8 @@ class Options:
         cluster_provider: Finds the clusters to engage besides the local one
             (`pyctrl.providers`: static kubeconfigs, kubeconfig Secrets, ClusterProfiles);
             None engages none (clusters may still be engaged with `Manager.engage`).
+        watchdog: The event-loop watchdog (`pyctrl.watchdog`): measures the loop's lag
+            and logs the stack of code that blocks it; None turns it off.
     """
 
     scheme: Scheme | None = None
@@ -143,6 +150,7 @@ class Options:
     metrics_bind_address: str = ":8080"
     metrics: MetricsServerOptions | None = None
     debug_bind_address: str = ""
+    debug_allow_unauthenticated: bool = False
     health_probe_bind_address: str = ""
     leader_election: bool = False
     leader_election_id: str = ""
@@ -162,6 +170,7 @@ class Options:
     extra_healthz: dict[str, Checker] = field(default_factory=dict)
     sharding: ShardingOptions | None = None
     cluster_provider: Provider | None = None
+    watchdog: WatchdogOptions | None = field(default_factory=WatchdogOptions)
 
 
 class _DebugView:
@@ -190,14 +199,20 @@ class Manager:
 
     Raises:
         ValueError: Leader election without ``leader_election_id``.
-        ConfigError: Leader election outside a cluster without ``leader_election_namespace``.
+        ConfigError: Leader election outside a cluster without ``leader_election_namespace``;
+            ``/debug`` unauthenticated beyond loopback, not allowed.
     """
 
-    def __init__(self, config: Config | Configuration, options: Options | None = None) -> None:
+    def __init__(self, config: Config | Configuration, options: Options | None = None) -> None:  # noqa: PLR0915 - one assignment per part the manager owns, in start order
         if isinstance(config, Configuration):
             config = Config.from_configuration(config)
         self.config = config
         self.options = options or Options()
+        check_debug_exposure(
+            self.options.debug_bind_address,
+            self.options.metrics,
+            allow_unauthenticated=self.options.debug_allow_unauthenticated,
+        )
         if self.options.leader_election:
             if not self.options.leader_election_id:
                 raise ValueError("leader_election_id is required when leader election is on")
@@ -264,6 +279,12 @@ class Manager:
         self.metrics_server: MetricsServer | None = None
         self.debug_server: MetricsServer | None = None
         self.probe_server: ProbeServer | None = None
+        self.watchdog: Watchdog | None = None
+        """The event-loop watchdog (`pyctrl.watchdog`), unless `Options.watchdog` is None."""
+        if self.options.watchdog is not None:
+            self.watchdog = Watchdog(self.options.watchdog)
+            if self.options.watchdog.fail_healthz_after is not None:
+                self._healthz["event-loop"] = self.watchdog.check
 
     def _shard(self, sharding: ShardingOptions) -> None:
         if not sharding.namespace:
@@ -290,6 +311,31 @@ class Manager:
     async def disengage(self, name: str) -> None:
         """Disengage the cluster ``name`` (`pyctrl.cluster.Fleet.disengage`)."""
         await self.fleet.disengage(name)
+
+    @property
+    def metrics_address(self) -> str | None:
+        """``host:port`` the metrics server listens on once started; None before or when off.
+
+        With ``metrics_bind_address="127.0.0.1:0"`` (a free port, as tests want) this is
+        where to scrape: ``f"http://{manager.metrics_address}/metrics"``. Set from the
+        time `wait_started` returns (the servers listen before the caches start).
+        """
+        return self.metrics_server.address if self.metrics_server is not None else None
+
+    @property
+    def health_probe_address(self) -> str | None:
+        """``host:port`` of the ``/healthz`` and ``/readyz`` server once started; else None."""
+        return self.probe_server.address if self.probe_server is not None else None
+
+    @property
+    def debug_address(self) -> str | None:
+        """``host:port`` of the ``/debug`` server once started; else None."""
+        return self.debug_server.address if self.debug_server is not None else None
+
+    @property
+    def webhook_address(self) -> str | None:
+        """``host:port`` of the webhook server once started (webhooks registered); else None."""
+        return self._webhook_server.address if self._webhook_server is not None else None
 
     @property
     def api_reader(self) -> Reader:
@@ -373,7 +419,7 @@ class Manager:
         self._running = True
         try:
             # A wrong CA, token or address fails here, in one line, before anything starts.
-            await self.rest.check_connection()
+            await self.rest.check_connection(group_version=self._first_watched())
             await self._run_servers()
         except BaseExceptionGroup as group:
             raise _unwrap(group) from None
@@ -381,9 +427,17 @@ class Manager:
             self._elected.clear()
             await self.rest.aclose()
 
+    def _first_watched(self) -> tuple[str, str] | None:
+        """The group and version of the first kind the cache watches, for the start check."""
+        for informer in self.cache.status():
+            return informer.gvk.group, informer.gvk.version
+        return None
+
     async def _run_servers(self) -> None:
         async with asyncio.TaskGroup() as servers:
             servers.create_task(self.credential_refresher.start(), name="credential-refresher")
+            if self.watchdog is not None:
+                servers.create_task(self.watchdog.start(), name="event-loop-watchdog")
             served = self.options.metrics or MetricsServerOptions()
             metrics_address = parse_address(
                 self.options.metrics_bind_address
@@ -413,6 +467,12 @@ class Manager:
                 self._readyz.setdefault("webhook", self._webhook_server.check_started)
                 servers.create_task(self._webhook_server.start(), name="webhook-server")
                 await self._webhook_server.wait_started()
+            # Listening before anything else starts: the addresses are readable then.
+            for server in (self.metrics_server, self.debug_server):
+                if server is not None:
+                    await server.started.wait()
+            if self.probe_server is not None:
+                await self.probe_server.wait_started()
             await self._run_caches()
 
     async def _run_caches(self) -> None:

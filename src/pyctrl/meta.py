@@ -32,6 +32,7 @@ __all__ = [
     "ManagedFieldsEntry",
     "MicroTime",
     "ObjectMeta",
+    "ObjectReference",
     "OwnerReference",
     "Time",
     "find_status_condition",
@@ -111,6 +112,23 @@ class OwnerReference(KubeModel):
     uid: str
     controller: bool | None = None
     block_owner_deletion: bool | None = None
+
+
+class ObjectReference(KubeModel):
+    """Points at one object, at one version of it (core/v1 ``ObjectReference``).
+
+    What a status lists its objects by (kubebuilder's CronJob keeps its running Jobs in
+    ``status.active``); `pyctrl.controllerutil.get_reference` makes one from an object.
+    Every field is optional, as in core/v1.
+    """
+
+    api_version: str | None = None
+    kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    field_path: str | None = None
 
 
 class ManagedFieldsEntry(KubeModel):

@@ -23,6 +23,7 @@ ServiceMonitor (``pyctrl generate``).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,8 @@ from aiohttp import web
 from pyctrl import metrics
 from pyctrl.certs import generate_ca, issue_serving_cert, server_ssl_context
 from pyctrl.certwatcher import CertWatcher
+from pyctrl.errors import ConfigError
+from pyctrl.httpserver import Listener, ServingOptions
 from pyctrl.log import get_logger
 
 if TYPE_CHECKING:
@@ -39,9 +42,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from pyctrl.client import RESTClient
+    from pyctrl.clock import Clock
     from pyctrl.filters import Filter, FilterProvider, Handler
 
-__all__ = ["Options", "Server", "parse_address"]
+__all__ = ["Options", "Server", "check_debug_exposure", "is_loopback", "parse_address"]
 
 _log = get_logger("pyctrl.metricsserver")
 
@@ -56,6 +60,56 @@ def parse_address(address: str) -> tuple[str, int] | None:
     return (host or "0.0.0.0", int(port))
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a bind address's host) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_debug_exposure(
+    address: str, options: Options | None, *, allow_unauthenticated: bool = False
+) -> None:
+    """Refuse to serve `pyctrl.debug` unauthenticated beyond loopback.
+
+    The debug endpoints show every task's stack and the operator's source paths. They
+    are served with the metrics server's options: with a ``filter_provider`` they are
+    behind the API server's authentication and authorization, like secure metrics;
+    without one they may listen on a loopback address only (``127.0.0.1:8082``, reached
+    with ``kubectl port-forward``), unless ``allow_unauthenticated`` says otherwise, which
+    is logged as a warning.
+
+    Args:
+        address: The debug bind address (``""`` or ``"0"``: disabled).
+        options: The metrics server's options.
+        allow_unauthenticated: Serve without authentication on any address anyway.
+
+    Raises:
+        ConfigError: unauthenticated on a non-loopback address, not allowed.
+    """
+    bound = parse_address(address)
+    if bound is None or (options is not None and options.filter_provider is not None):
+        return
+    if is_loopback(bound[0]):
+        return
+    if allow_unauthenticated:
+        _log.warning(
+            "serving /debug without authentication: anyone who reaches "
+            f"{address} reads every task's stack and the operator's source paths"
+        )
+        return
+    raise ConfigError(
+        f"debug bind address {address!r} would show every task's stack and source path to "
+        "anyone who reaches it: serve metrics securely (--metrics-secure, or a "
+        "filter_provider such as with_authentication_and_authorization), bind /debug to "
+        "loopback (127.0.0.1:8082, then kubectl port-forward), or allow it explicitly "
+        "(--debug-allow-unauthenticated, Options.debug_allow_unauthenticated)"
+    )
+
+
 @dataclass(frozen=True)
 class Options:
     """How the metrics (and debug) server is served (``metricsserver.Options``).
@@ -68,6 +122,8 @@ class Options:
         cert_name: Certificate file in ``cert_dir``.
         key_name: Key file in ``cert_dir``.
         extra_handlers: More paths to serve (GET), behind the same filter.
+        serving: Header, read and idle timeouts and the connection cap
+            (`pyctrl.httpserver.ServingOptions`; controller-runtime's values by default).
     """
 
     bind_address: str | None = None
@@ -77,6 +133,7 @@ class Options:
     cert_name: str = "tls.crt"
     key_name: str = "tls.key"
     extra_handlers: Mapping[str, Handler] = field(default_factory=dict)
+    serving: ServingOptions = field(default_factory=ServingOptions)
 
     def __post_init__(self) -> None:
         if self.bind_address is not None:
@@ -103,6 +160,7 @@ class Server:
         rest: The manager's client, for the filter provider.
         handlers: The paths to serve; ``{"/metrics": ...}`` by default.
         name: What it serves, for logs (``metrics``, ``debug``).
+        clock: Where the connection timeouts read time.
     """
 
     def __init__(
@@ -114,6 +172,7 @@ class Server:
         rest: RESTClient | None = None,
         handlers: Mapping[str, Handler] | None = None,
         name: str = "metrics",
+        clock: Clock | None = None,
     ) -> None:
         self.host, self.port = host, port
         self.options = options or Options()
@@ -128,7 +187,20 @@ class Server:
                 raise ValueError("a filter provider needs the manager's REST client")
             self.filter = self.options.filter_provider(rest)
         self.certs: CertWatcher | None = None
+        self.listener = Listener(name, self.options.serving, clock)
+        """The listening socket: open connections, timeouts, rejections."""
         self.started = asyncio.Event()
+
+    @property
+    def address(self) -> str | None:
+        """``host:port`` this server listens on (the bound port), or None until it listens.
+
+        The host is as given (``0.0.0.0`` or empty for every interface; an IPv6 host in
+        brackets). Bind port 0 and read the port here.
+        """
+        if not self.started.is_set():
+            return None
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
     @property
     def scheme(self) -> str:
@@ -165,15 +237,12 @@ class Server:
     async def start(self) -> None:
         """Serve until cancelled (certificate files are watched for rotation)."""
         context = self._ssl_context()
-        app = web.Application()
+        app = web.Application(middlewares=[self.listener.middleware])
         for path, handler in self.handlers.items():
             app.router.add_get(path, self._wrap(handler))
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
+        runner = await self.listener.start(app, self.host, self.port, context)
         try:
-            site = web.TCPSite(runner, self.host, self.port, ssl_context=context)
-            await site.start()
-            self.port = int(runner.addresses[0][1])
+            self.port = self.listener.port
             _log.info(
                 f"serving {self.name}",
                 host=self.host,
@@ -188,4 +257,5 @@ class Server:
                 await asyncio.Event().wait()
         finally:
             self.started.clear()
+            await self.listener.close()
             await runner.cleanup()

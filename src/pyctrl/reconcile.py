@@ -17,7 +17,9 @@ What the controller does with the outcome (see `pyctrl.controller`):
 - otherwise (``Result()`` or ``None``): backoff is reset and nothing is requeued.
 
 Any object with an ``async def reconcile(self, request) -> Result | None`` method is a
-`Reconciler`; `Func` turns a plain coroutine function into one.
+`Reconciler`; `Func` turns a plain coroutine function into one. A plain
+``def reconcile(self, request)`` (a `SyncReconciler`) is run in a thread by its
+controller, so blocking code never stalls the event loop (`pyctrl.blocking`).
 
 An `ObjectReconciler` is handed the object itself rather than its key
 (controller-runtime's ``reconcile.ObjectReconciler``, kube-rs' ``reconcile(Arc<K>)``):
@@ -43,6 +45,8 @@ __all__ = [
     "Reconciler",
     "Request",
     "Result",
+    "SyncObjectReconciler",
+    "SyncReconciler",
     "TerminalError",
     "as_reconciler",
 ]
@@ -99,17 +103,31 @@ class Result:
             takes precedence over ``requeue``.
         priority: The workqueue priority of the requeue (higher goes first; default 0),
             as controller-runtime's ``Result.Priority``.
+        max_retries: Overrides the controller's ``Options.max_retries`` for this requeue
+            (``requeue=True``, or an ``on_error`` hook's choice): once the key was requeued
+            through the rate limiter this many times in a row, it is dropped. None keeps
+            the controller's budget.
     """
 
     requeue: bool = False
     requeue_after: float = 0.0
     priority: int = 0
+    max_retries: int | None = None
 
     def __init__(
-        self, requeue: bool = False, requeue_after: float | timedelta = 0.0, priority: int = 0
+        self,
+        requeue: bool = False,
+        requeue_after: float | timedelta = 0.0,
+        priority: int = 0,
+        *,
+        max_retries: int | None = None,
     ) -> None:
         if not isinstance(priority, int) or isinstance(priority, bool):
             raise TypeError(f"priority must be an int, got {priority!r}")
+        if max_retries is not None and (
+            not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 0
+        ):
+            raise ValueError(f"max_retries must be an int >= 0 or None, got {max_retries!r}")
         seconds = (
             requeue_after.total_seconds()
             if isinstance(requeue_after, timedelta)
@@ -120,6 +138,7 @@ class Result:
         object.__setattr__(self, "requeue", requeue)
         object.__setattr__(self, "requeue_after", seconds)
         object.__setattr__(self, "priority", priority)
+        object.__setattr__(self, "max_retries", max_retries)
 
     @property
     def is_zero(self) -> bool:
@@ -136,6 +155,20 @@ class Reconciler(Protocol):
     """
 
     async def reconcile(self, request: Request) -> Result | None:
+        """Make the cluster match the desired state of the object named by ``request``."""
+        ...
+
+
+@runtime_checkable
+class SyncReconciler(Protocol):
+    """A reconciler of blocking code: a plain ``def reconcile(self, request)``.
+
+    The controller runs it in a thread of its own pool (``max_concurrent_reconciles``
+    threads), never on the event loop; it reaches the cluster through
+    `pyctrl.blocking.SyncClient`. See `pyctrl.blocking`.
+    """
+
+    def reconcile(self, request: Request) -> Result | None:
         """Make the cluster match the desired state of the object named by ``request``."""
         ...
 
@@ -162,6 +195,15 @@ class ObjectReconciler(Protocol[T_contra]):
 
     async def reconcile_object(self, obj: T_contra) -> Result | None:
         """Reconcile ``obj`` (a fresh copy, as read for this reconcile)."""
+        ...
+
+
+@runtime_checkable
+class SyncObjectReconciler(Protocol[T_contra]):
+    """An `ObjectReconciler` of blocking code: a plain ``def reconcile_object(self, obj)``."""
+
+    def reconcile_object(self, obj: T_contra) -> Result | None:
+        """Reconcile ``obj`` (run in a thread; see `SyncReconciler`)."""
         ...
 
 

@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from prometheus_client import Counter, Gauge, Histogram
 
 from pyctrl import metrics
+from pyctrl._fence import fenced_by
 from pyctrl.cache import cached_uid, keys_in_slots
 from pyctrl.clock import Clock, RealClock
 from pyctrl.errors import AlreadyExistsError, APIError, ConflictError, PyctrlError
@@ -358,7 +359,11 @@ class SlotElector:
         """Bound a block of work by ``slot``'s validity, and count it as in flight.
 
         A draining slot is released only once no fenced block is in flight; a block still
-        running when the slot lapses is cancelled and raises `ShardLostError`.
+        running when the slot lapses is cancelled and raises `ShardLostError`. The slot's
+        `LeaseFence` is bound to the block (`pyctrl._fence.fenced_by`): every write the
+        block makes, from a task or from blocking code's thread, is refused by the client
+        (`pyctrl.errors.LeaseLostError`) once the slot's renew deadline has passed, however
+        late the cancellation comes (a paused process that resumes).
 
         Raises:
             ShardLostError: the slot is not held now, or was lost during the block.
@@ -371,7 +376,8 @@ class SlotElector:
             async with timeout:
                 blocks.add(timeout)
                 try:
-                    yield
+                    with fenced_by(self._fences[slot]):  # the client refuses writes past it
+                        yield
                 finally:
                     blocks.discard(timeout)
         except TimeoutError:

@@ -35,7 +35,7 @@ from pyctrl import tracing
 from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyctrl.handler import EnqueueRequestForObject, EventHandler, Queue
 from pyctrl.log import debug_enabled, get_logger
-from pyctrl.resource import accessor
+from pyctrl.resource import ObjectAccessor, accessor
 from pyctrl.workqueue import Trigger, TriggerKind
 
 if TYPE_CHECKING:
@@ -127,16 +127,56 @@ async def dispatch(  # noqa: PLR0912 - one branch per event type
     await _deliver(event, method, queue, source=source, kind=kind, tracer=tracer, records=records)
 
 
-def _fields(obj: Any) -> tuple[str, str, str]:
-    """Namespace, name and resourceVersion, read directly from typed objects (per event)."""
+def _fields(obj: Any) -> tuple[str, str, str] | None:
+    """Namespace, name and resourceVersion, read directly from typed objects (per event).
+
+    None for an object without Kubernetes metadata: what a `Channel` or `Func` may carry,
+    the sources being generic in their object type as controller-runtime's are.
+    """
     meta = getattr(obj, "metadata", None)
     if meta is not None and not isinstance(meta, dict):
         try:
             return meta.namespace or "", meta.name or "", meta.resource_version or ""
         except AttributeError:
             pass
-    view = accessor(obj)
+    view = _accessor(obj)
+    if view is None:
+        return None
     return view.namespace, view.name, view.resource_version
+
+
+def _accessor(obj: Any) -> ObjectAccessor | None:
+    """The object's metadata accessor; None for an object that is not a Kubernetes object."""
+    try:
+        return accessor(obj)
+    except TypeError:
+        return None
+
+
+def _annotations(obj: Any) -> dict[str, str] | None:
+    view = _accessor(obj)
+    return view.annotations if view is not None else None
+
+
+_REPR_LIMIT = 120
+
+
+def _describe(obj: Any, kind: str = "") -> tuple[str, str, str, str]:
+    """How a trigger names ``obj``: (description, namespace, name, resourceVersion).
+
+    A Kubernetes object is ``Kind namespace/name``; any other object (a `Channel`'s
+    reading, say) is its ``repr``, cut to 120 characters.
+    """
+    fields = _fields(obj)
+    if fields is None:
+        text = repr(obj)
+        if len(text) > _REPR_LIMIT:
+            text = text[: _REPR_LIMIT - 3] + "..."
+        return text, "", "", ""
+    namespace, name, version = fields
+    kind = kind or str(getattr(obj, "kind", None) or type(obj).__name__)
+    described = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+    return described, namespace, name, version
 
 
 async def _deliver(
@@ -166,11 +206,10 @@ async def _deliver(
         case GenericEvent():
             obj = event.object
             trigger_kind = TriggerKind.CHANNEL if source == "channel" else TriggerKind.GENERIC
-    namespace, name, version = _fields(obj)
-    if old is not None and _fields(old)[2] == version:
+    described, namespace, name, version = _describe(obj, kind)
+    if old is not None and version and (_fields(old) or ("", "", ""))[2] == version:
         trigger_kind = TriggerKind.RESYNC
     kind = kind or str(getattr(obj, "kind", None) or type(obj).__name__)
-    described = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
     if tracer is None:
         await method(event, _Triggering(queue, Trigger(trigger_kind, source, described, version)))
         return
@@ -181,8 +220,8 @@ async def _deliver(
         namespace=namespace,
         name=name,
         resource_version=version,
-        annotations=accessor(obj).annotations,
-        old_annotations=accessor(old).annotations if old is not None else None,
+        annotations=_annotations(obj),
+        old_annotations=_annotations(old) if old is not None else None,
     ) as context:
         trigger = Trigger(trigger_kind, source, described, version, context)
         await method(event, _Triggering(queue, trigger) if records else queue)
@@ -208,15 +247,16 @@ class _Triggering:
 
 def _dropped(predicate: Predicate, event: Event, obj: Any, source: str) -> None:
     if debug_enabled():
-        meta = accessor(obj)
+        described, namespace, name, version = _describe(obj)
         _log.debug(
             "event dropped by predicate",
             predicate=getattr(predicate, "__name__", None) or type(predicate).__name__,
             event_type=type(event).__name__,
             source=source,
-            namespace=meta.namespace,
-            name=meta.name,
-            resource_version=meta.resource_version,
+            object=described,
+            namespace=namespace,
+            name=name,
+            resource_version=version,
         )
 
 
@@ -363,6 +403,8 @@ class Kind(Informer):
         *predicates: Filters applied before the handler.
         gvk: The kind, for untyped ``type_``.
         metadata_only: Watch metadata only (less memory; for owned types).
+        optional: The kind's CRD may be absent: the informer runs only while the kind is
+            served, and the controller does not wait for it (`pyctrl.cache.Cache.get_informer`).
     """
 
     def __init__(
@@ -373,8 +415,19 @@ class Kind(Informer):
         *predicates: Predicate,
         gvk: GroupVersionKind | None = None,
         metadata_only: bool | None = None,
+        optional: bool = False,
     ) -> None:
         super().__init__(
-            cache.get_informer(type_, gvk=gvk, metadata_only=metadata_only), handler, *predicates
+            cache.get_informer(type_, gvk=gvk, metadata_only=metadata_only, optional=optional),
+            handler,
+            *predicates,
         )
         self.type = type_
+        self.optional = optional
+
+    async def wait_for_sync(self) -> None:
+        """As `Informer.wait_for_sync`; at once for an optional kind not served now."""
+        if self.optional and not self._informer.served:
+            await self._registered.wait()
+            return
+        await super().wait_for_sync()

@@ -10,7 +10,7 @@ answer is right or a deadline passes: controller-runtime's tests use Gomega's
   once the manager has started and its caches have synced, and a manager that fails
   while starting fails the block with its error. On exit the manager is stopped and
   awaited.
-- `eventually` waits until an async check returns true.
+- `eventually` waits until a check (a plain or an async function) returns true.
 - `object_eventually` waits until an object exists and satisfies a predicate, and returns
   it; `gone_eventually` waits until it no longer exists. Both read from a reader, or
   from a `pyctrl.cluster.Cluster`'s API server, or from a manager's cluster named by
@@ -31,6 +31,7 @@ reads as the expectation that did not come true::
 from __future__ import annotations
 
 import asyncio
+import inspect
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -71,7 +72,10 @@ async def running(manager: Manager, *, start_timeout: float = 20.0) -> AsyncIter
 
     The manager runs in a task owned by the block. If it fails while starting, the block
     is not entered and its error propagates; if it fails later, the error propagates when
-    the block ends.
+    the block ends. An error is raised as itself (a failed assertion of the block shows
+    its message), not wrapped in an `ExceptionGroup`: when the block and the manager
+    both failed, the block's error (a waiter's message) is raised, with the manager's
+    named in its notes.
 
     Args:
         manager: The manager to run.
@@ -80,25 +84,63 @@ async def running(manager: Manager, *, start_timeout: float = 20.0) -> AsyncIter
     Yields:
         The manager, started.
     """
-    async with asyncio.TaskGroup() as tg:
-        task = tg.create_task(manager.start())
-        waiter = tg.create_task(manager.wait_started())
-        async with asyncio.timeout(start_timeout):
-            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        if task.done():
-            waiter.cancel()
-            task.result()
-        yield manager
-        task.cancel()
+    in_block: list[BaseException] = []
+    try:
+        async with asyncio.TaskGroup() as tg:
+            task = tg.create_task(manager.start())
+            waiter = tg.create_task(manager.wait_started())
+            async with asyncio.timeout(start_timeout):
+                await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if task.done():
+                waiter.cancel()
+                task.result()
+            try:
+                yield manager
+            except BaseException as exc:
+                in_block.append(exc)
+                raise
+            task.cancel()
+    except BaseExceptionGroup as group:
+        raise _first_error(group, in_block) from None
+
+
+def _first_error(
+    group: BaseExceptionGroup[BaseException], preferred: list[BaseException]
+) -> BaseException:
+    """The group's first error (one of ``preferred`` if any), the others in its notes.
+
+    Cancellations are left out: they are how the group stopped the other tasks.
+    """
+    leaves: list[BaseException] = []
+
+    def collect(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                collect(inner)
+        elif not isinstance(exc, asyncio.CancelledError):
+            leaves.append(exc)
+
+    collect(group)
+    if not leaves:
+        return group
+    leaves.sort(key=lambda exc: exc not in preferred)
+    first, *rest = leaves
+    for other in rest:
+        first.add_note(f"also raised: {type(other).__name__}: {other}")
+    return first
 
 
 async def eventually(
-    check: Callable[[], Awaitable[bool]], *, within: float = 15.0, message: str | None = None
+    check: Callable[[], Awaitable[bool] | bool],
+    *,
+    within: float = 15.0,
+    message: str | None = None,
 ) -> None:
     """Wait until ``check()`` returns true.
 
     Args:
-        check: An async function asked again every `POLL_INTERVAL` seconds.
+        check: A function asked again every `POLL_INTERVAL` seconds: a plain one
+            (``lambda: len(seen) == 2``) or an async one (awaited).
         within: Seconds before giving up.
         message: What was expected, for the failure message (the check's name otherwise).
 
@@ -107,11 +149,18 @@ async def eventually(
     """
     try:
         async with asyncio.timeout(within):
-            while not await check():  # noqa: ASYNC110 - no event to wait on across HTTP
+            while not await _ask(check):  # noqa: ASYNC110 - no event to wait on across HTTP
                 await asyncio.sleep(POLL_INTERVAL)
     except TimeoutError:
         what = message or f"{getattr(check, '__name__', repr(check))}()"
         raise AssertionError(f"{what} was still false after {within} s") from None
+
+
+async def _ask(check: Callable[[], Awaitable[bool] | bool]) -> bool:
+    result = check()
+    if inspect.isawaitable(result):
+        result = await result
+    return bool(result)
 
 
 async def object_eventually(

@@ -81,7 +81,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # In a child process: importing the project here would leave it in sys.modules.
     done = _run(root, "pyctrl.cli", "generate", f"{PACKAGE}.__main__:operator")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "config: 13 manifest files up to date\n"
+    assert done.stdout == "config: 19 manifest files up to date\n"
     return root
 
 

@@ -120,9 +120,10 @@ async def test_deploy_without_cert_manager_applies_nothing(project: Path, tmp_pa
             _out, err = await proc.communicate()
         assert proc.returncode == 1
         assert err.decode() == (
-            "error: the cluster does not serve cert-manager.io/v1 Issuer, cert-manager.io/v1 "
-            "Certificate (install cert-manager first: the webhooks' certificates come from "
-            "it); nothing was applied\n"
+            "error: the cluster does not serve cert-manager.io/v1 Certificate, cert-manager.io/v1 "
+            "Issuer (install cert-manager first: the webhooks' certificates come from "
+            'it; or let the operator manage them itself: Operator(cert_mode="self-managed")); '
+            "nothing was applied\n"
         )
         kubectl = Kubectl(env.kubeconfig_path, tmp_path / "cache", "default")
         assert (await kubectl("get", "namespace", "shop-system", check=False)).code == 1

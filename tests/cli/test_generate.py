@@ -96,7 +96,7 @@ def test_generate_leaves_current_files_untouched(workspace: Workspace) -> None:
     result = workspace.invoke("generate", "gadgets:operator")
     assert result.exit_code == 0, result.output
     assert {path: path.stat().st_mtime_ns for path in times} == times
-    assert "config: 10 manifest files up to date" in result.stdout
+    assert "config: 15 manifest files up to date" in result.stdout
 
 
 def test_check_passes_when_manifests_are_current(workspace: Workspace) -> None:
@@ -175,10 +175,10 @@ def test_generate_crd_from_a_module_without_operator(workspace: Workspace) -> No
     assert result.exit_code == 0, result.output
     module = workspace.imported("toolapi")
     written = read_tree(workspace.root / "config")
-    assert written == {
-        f"crd/{crd['metadata']['name']}.yaml": to_yaml([crd])
-        for crd in crds_for(module.ToolV1alpha1, module.Tool, module.Box)
-    }
+    crds = crds_for(module.ToolV1alpha1, module.Tool, module.Box)
+    kustomization = yaml.safe_load(written.pop("crd/kustomization.yaml"))
+    assert written == {f"crd/{crd['metadata']['name']}.yaml": to_yaml([crd]) for crd in crds}
+    assert kustomization["resources"] == sorted(f"{crd['metadata']['name']}.yaml" for crd in crds)
     tool: dict[str, Any] = yaml.safe_load(written["crd/tools.tools.example.com.yaml"])
     assert [v["name"] for v in tool["spec"]["versions"]] == ["v1", "v1alpha1"]
     assert "crd/boxes.boxes.example.com.yaml" in written
@@ -200,7 +200,11 @@ def test_generate_crd_matches_what_the_operator_renders(workspace: Workspace) ->
     assert workspace.invoke("generate", "crd", "kit", "-o", "bare").exit_code == 0
     assert workspace.invoke("generate", "crd", "kit.app:operator", "-o", "full").exit_code == 0
     bare = read_tree(workspace.root / "bare")
-    assert sorted(bare) == ["crd/boxes.boxes.example.com.yaml", "crd/tools.tools.example.com.yaml"]
+    assert sorted(bare) == [
+        "crd/boxes.boxes.example.com.yaml",
+        "crd/kustomization.yaml",
+        "crd/tools.tools.example.com.yaml",
+    ]
     assert bare == read_tree(workspace.root / "full")
 
 
@@ -220,7 +224,10 @@ def test_generate_crd_skips_types_imported_from_elsewhere(workspace: Workspace) 
     )
     result = workspace.invoke("generate", "crd", "mine")
     assert result.exit_code == 0, result.output
-    assert sorted(read_tree(workspace.root / "config")) == ["crd/mines.mine.example.com.yaml"]
+    assert sorted(read_tree(workspace.root / "config")) == [
+        "crd/kustomization.yaml",
+        "crd/mines.mine.example.com.yaml",
+    ]
 
 
 # -- errors --------------------------------------------------------------------------

@@ -162,15 +162,21 @@ async def test_a_garbage_ca_file_is_traced_to_its_kubeconfig(tmp_path: Path) -> 
 
 
 async def test_garbage_inline_tls_data_is_traced_to_its_kubeconfig(tmp_path: Path) -> None:
-    """Inline CA or client-certificate data that is no PEM fails naming the kubeconfig."""
+    """Inline CA or client-certificate data that is no PEM fails naming the kubeconfig.
+
+    It fails as the kubeconfig is loaded, naming the field: the temporary file that
+    kubernetes-asyncio copies the data to is gone by the time TLS is set up.
+    """
     garbage = base64.b64encode(b"garbage").decode()
-    for files in (
-        {"certificate_authority_data": garbage},
-        {"client_certificate_data": garbage, "client_key_data": garbage},
+    for files, field in (
+        ({"certificate_authority_data": garbage}, "certificate-authority-data"),
+        (
+            {"client_certificate_data": garbage, "client_key_data": garbage},
+            "client-certificate-data",
+        ),
     ):
-        config = await load_kubeconfig(tls_kubeconfig(tmp_path, **files))
-        with pytest.raises(ConfigError, match=r"^kubeconfig '.*/kc': cannot set up TLS"):
-            RESTClient(config)
+        with pytest.raises(ConfigError, match=rf"^kubeconfig '.*/kc': .*: {field} does not hold"):
+            await load_kubeconfig(tls_kubeconfig(tmp_path, **files))
 
 
 async def test_closed_client_refuses_requests(fake_server: FakeServer) -> None:

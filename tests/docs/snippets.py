@@ -10,6 +10,9 @@ A block is read on its own, as a module, unless the line before its fence says o
 - ``<!-- snippet: generated -->``: code that ``pyctrl init`` and ``pyctrl create`` write
   into a project named ``guestbook``; tests/cli/test_create_project.py finds each of its
   lines in the project it grows that way.
+- ``<!-- snippet: edit -->``: a line the reader puts into the project a page's walk grows
+  (docs/production.md's path from ``pyctrl init`` to an installed operator):
+  tests/cli/test_production_docs.py makes the edit and runs the page's commands.
 - ``<!-- snippet: excerpt of examples/x/y.py [examples/x/z.py] -->``: an abridged excerpt
   of files of the repository (the example pages show their example's code), which their
   own tests run: every identifier of the block must occur in one of the files.
@@ -38,13 +41,8 @@ _FENCE = re.compile(
     re.M | re.S,
 )
 _MARKER = re.compile(r"<!-- snippet: (?P<marker>[a-z]+)(?: of (?P<paths>[^>]+?))? -->\s*$")
-MARKERS = ("prelude", "continues", "excerpt", "generated")
-# Blocks another change of issue 25 rewrites (the ObjectReference helpers; the metrics
-# test's port): checked only for syntax until it lands. Remove an entry once merged.
-IN_FLIGHT = {
-    ("docs/controllerutil.md", ""),
-    ("docs/production.md", "async with Environment() as env:"),
-}
+MARKERS = ("prelude", "continues", "excerpt", "generated", "edit")
+IN_FLIGHT: set[tuple[str, str]] = set()
 
 
 @dataclass(frozen=True)
@@ -73,7 +71,8 @@ class Snippet:
         """Whether the block is not checked as a module of its own.
 
         kopf's code (syntax only), an excerpt or generated code (checked against its
-        source), a block another change rewrites.
+        source), an edit of a walk's project (made by its test), a block another change
+        rewrites.
         """
         page = str(self.page.relative_to(REPO))
         in_flight = any(page == p and self.code.startswith(s) for p, s in IN_FLIGHT)
@@ -81,7 +80,7 @@ class Snippet:
             self.title.startswith("kopf")
             or in_flight
             or bool(self.excerpt_of)
-            or self.marker == "generated"
+            or self.marker in ("generated", "edit")
         )
 
     def given(self) -> set[str]:

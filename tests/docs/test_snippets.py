@@ -80,6 +80,7 @@ def test_the_docs_have_snippets() -> None:
         "continues",
         "excerpt",
         "generated",
+        "edit",
     }
 
 

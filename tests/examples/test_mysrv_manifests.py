@@ -34,7 +34,7 @@ async def test_checked_in_manifests_match_what_the_code_generates(
     rendered = await operator.render_manifests()
     on_disk = {
         str(path.relative_to(CONFIG)): path.read_text()
-        for sub in ("crd", "rbac", "manager", "webhook", "prometheus")
+        for sub in ("crd", "rbac", "manager", "webhook", "prometheus", "default")
         for path in sorted((CONFIG / sub).glob("*.yaml"))
     }
     assert sorted(on_disk) == sorted(rendered), f"stale file list; regenerate: {REGENERATE}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -262,3 +263,16 @@ async def test_a_dropped_event_is_logged_with_the_predicate_that_dropped_it(
         ("GenerationChanged", "UpdateEvent", "d", widget.metadata.resource_version)
     ]
     assert drops[0]["log_level"] == "debug"
+
+
+def test_debugging_page_says_record_triggers_off_stops_the_trigger_metric() -> None:
+    """docs/debugging.md's table says what the test above shows: the metric follows the option."""
+    page = (Path(__file__).parents[2] / "docs" / "debugging.md").read_text()
+    row = next(
+        line
+        for line in page.splitlines()
+        if line.startswith("| `controller_runtime_reconcile_triggers_total")
+    )
+    cost = row.rstrip(" |").rsplit(" | ", 1)[1]
+    assert "record_triggers=False" in cost
+    assert "always" not in cost

@@ -387,3 +387,56 @@ async def test_an_unreachable_api_server_is_500_and_not_cached(served: Served) -
     served.env.faults.clear()
     assert await get(url, token) == (200, "reached\n")
     assert served.counting.calls == 1
+
+
+async def test_unknown_tokens_are_rate_limited_per_address(served: Served) -> None:
+    """Fresh bad tokens from one address cost 20 TokenReviews, then 429 until the bucket refills."""
+    filter_ = served.reviews[0]
+    url = served.metrics + "/metrics"
+    sent = filter_.reviews  # type: ignore[attr-defined]
+    for n in range(20):
+        assert (await get(url, f"bad-{n}"))[0] == 401
+    assert filter_.reviews == sent + 20  # type: ignore[attr-defined]
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(url, headers={"Authorization": "Bearer bad-x"}, ssl=_insecure()) as resp,
+    ):
+        assert resp.status == 429
+        assert resp.headers["Retry-After"] == "1"
+    assert filter_.reviews == sent + 20  # type: ignore[attr-defined]
+    # A bad token already reviewed is answered from its cache, without a review or a token.
+    assert (await get(url, "bad-0"))[0] == 401
+    served.clock.advance(0.2)  # 5 reviews a second: one more after 0.2 s
+    assert (await get(url, "bad-y"))[0] == 401
+    assert (await get(url, "bad-z"))[0] == 429
+    assert filter_.reviews == sent + 21  # type: ignore[attr-defined]
+
+
+async def test_bad_tokens_do_not_push_a_valid_one_out_of_the_cache(env: Environment) -> None:
+    """Unknown tokens have a cache of their own: a flood of them leaves valid tokens cached."""
+    await _create(env, READER)
+    await _create(env, _binding("scraper", {"kind": "User", "name": "scraper"}))
+    token = env.add_user("scraper")
+    made: list[Filter] = []
+
+    def provider(rest: RESTClient) -> Filter:
+        made.append(
+            with_authentication_and_authorization(
+                rest, clock=FakeClock(), max_entries=4, reviews_per_second=1000, review_burst=1000
+            )
+        )
+        return made[-1]
+
+    metrics = MetricsServerOptions(secure_serving=True, filter_provider=provider)
+    manager = Manager(env.config, options(metrics=metrics))
+    async with running(manager):
+        assert manager.metrics_server is not None
+        await manager.metrics_server.started.wait()
+        url = f"https://127.0.0.1:{manager.metrics_server.port}/metrics"
+        assert (await get(url, token))[0] == 200
+        sent = made[0].reviews  # type: ignore[attr-defined]
+        for n in range(10):
+            assert (await get(url, f"bad-{n}"))[0] == 401
+        assert made[0].reviews == sent + 10  # type: ignore[attr-defined]
+        assert (await get(url, token))[0] == 200
+        assert made[0].reviews == sent + 10  # type: ignore[attr-defined]

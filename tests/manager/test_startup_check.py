@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import socket
 import sys
@@ -10,17 +11,19 @@ from typing import TYPE_CHECKING
 
 import pytest
 import yaml
+from aiohttp import web
 
+from pyctrl._kubernetes import Configuration
+from pyctrl.client import RESTClient
 from pyctrl.envtest import Environment
 from pyctrl.errors import ConnectionCheckError
 from pyctrl.manager import Manager
 
-from .conftest import options
+from .conftest import Widget, options
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from pathlib import Path
-
-    from pyctrl._kubernetes import Configuration
 
 
 def _with_token(env: Environment, token: str) -> Configuration:
@@ -109,3 +112,65 @@ async def test_pyctrl_run_reports_a_wrong_token_in_one_line(tmp_path: Path) -> N
     assert lines[0].startswith("error: ")
     assert "401 Unauthorized" in lines[0]
     assert stdout == b""
+
+
+@contextlib.asynccontextmanager
+async def _server_serving(*paths: str) -> AsyncIterator[Configuration]:
+    """An HTTP server answering 200 with ``{}`` on ``paths`` and 404 elsewhere."""
+    seen: list[str] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        seen.append(request.path)
+        if request.path in paths:
+            return web.json_response({})
+        return web.json_response(
+            {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 404,
+             "reason": "NotFound", "message": "the server could not find the requested resource"},
+            status=404,
+        )  # fmt: skip
+
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+        yield Configuration(host=f"http://127.0.0.1:{port}")
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_server_without_the_core_group_passes_the_check() -> None:
+    """A CRD-only server answers ``GET /api`` with 404: the check asks what it serves."""
+    async with _server_serving("/version", "/apis") as config:
+        client = RESTClient(config)
+        try:
+            await client.check_connection()
+            await client.check_connection(group_version=("", "v1"))
+            await client.check_connection(group_version=("test.pyctrl.dev", "v1"))
+        finally:
+            await client.aclose()
+
+
+async def test_a_server_without_version_fails_the_check_naming_the_path() -> None:
+    """Something that is not an API server (no ``/version``) fails in one line."""
+    async with _server_serving("/api", "/apis") as config:
+        client = RESTClient(config)
+        try:
+            with pytest.raises(
+                ConnectionCheckError, match=r"refused discovery \(GET /version\): 404"
+            ):
+                await client.check_connection()
+        finally:
+            await client.aclose()
+
+
+async def test_a_manager_watching_a_kind_checks_its_group(env: Environment) -> None:
+    """With a kind watched, the check reads its group's discovery, where a bad token fails."""
+    manager = Manager(_with_token(env, "not-a-token"), options())
+    manager.cache.get_informer(Widget)
+    async with asyncio.timeout(30):
+        with pytest.raises(ConnectionCheckError, match="401 Unauthorized"):
+            await manager.start()

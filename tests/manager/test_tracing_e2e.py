@@ -15,19 +15,21 @@ from kubernetes_asyncio.client import (
     V1PodSpec,
     V1PodTemplateSpec,
 )
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
 from pyctrl import tracing
+from pyctrl.blocking import SyncClient
 from pyctrl.builder import controller_managed_by, webhook_managed_by
 from pyctrl.client import MergePatch
 from pyctrl.controllerutil import set_controller_reference
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
-from pyctrl.testing import running
+from pyctrl.testing import eventually, running
 from pyctrl.webhook import Server
 
 from .conftest import Widget, options
@@ -235,3 +237,40 @@ async def test_trace_context_flows_from_the_webhook_to_the_reconcile(
     assert event.context.trace_id == webhook.context.trace_id
     assert [link.context.span_id for link in reconcile_span.links] == [_id(event)]
     assert reconcile_span.parent is None
+
+
+class Traced:
+    def __init__(self, manager: Manager) -> None:
+        self.client = SyncClient(manager.client)
+        self.span_ids: list[int] = []
+
+    def reconcile(self, request: Request) -> Result | None:
+        self.span_ids.append(trace.get_current_span().get_span_context().span_id)
+        widget = self.client.get(Widget, request.name, request.namespace)
+        widget.status.config_map = "traced"
+        self.client.status().update(widget)
+        return None
+
+
+async def test_a_blocking_reconcile_keeps_its_span(
+    env: Environment, exporter: InMemorySpanExporter
+) -> None:
+    """The thread sees the reconcile span; the status update is its child span."""
+    manager = Manager(env.config, options())
+    traced = Traced(manager)
+    controller_managed_by(manager).for_(Widget).complete(traced)
+    async with running(manager):
+        await manager.client.create(Widget(metadata=ObjectMeta(name="t", namespace="default")))
+
+        def reconcile_ended() -> bool:
+            return any(s.name.startswith("reconcile") for s in exporter.get_finished_spans())
+
+        await eventually(lambda: asyncio.sleep(0, reconcile_ended()))
+    spans = exporter.get_finished_spans()
+    reconcile = next(s for s in spans if s.name.startswith("reconcile"))
+    assert reconcile.context is not None
+    assert traced.span_ids[0] == reconcile.context.span_id
+    puts = [s for s in spans if s.kind == SpanKind.CLIENT and s.name.startswith("PUT")]
+    assert puts
+    assert puts[0].parent is not None
+    assert puts[0].parent.span_id == reconcile.context.span_id

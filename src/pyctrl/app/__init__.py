@@ -26,19 +26,33 @@ manifests in ``_manifests``; `Operator` ties them together.
 
 `Operator.manifests` is what ``controller-gen`` and kustomize produce, generated from
 the same Python: CustomResourceDefinitions, least-privilege RBAC, the manager's
-Deployment, webhook configurations, and the secure metrics wiring (the roles the
+Deployment, webhook configurations (certificates from cert-manager, or managed by the
+operator itself: ``Operator(cert_mode="self-managed")``, `self_managed_certificates`),
+and the secure metrics wiring (the roles the
 authn/authz filter needs, a ``metrics-reader`` role for scrapers, the metrics Service and
 a ServiceMonitor). RBAC is derived from what ``setup`` registers:
 the reconciled type may be read and updated (status and finalizers included), owned
 types may be fully managed, other watched types are read-only; Events, leader-election
 Leases and the operator's own ``extra_rules`` are added. ``pyctrl generate`` writes
-them to files.
+them to files, with kustomizations; `Operator.render_installer` gives them as one
+``install.yaml`` and `Operator.render_chart` as a Helm chart.
 """
 
 from __future__ import annotations
 
+from pyctrl.app._assembly import self_managed_certificates
 from pyctrl.app._manifests import METRICS_PORT
-from pyctrl.app._operator import Operator, Setup
+from pyctrl.app._operator import CERT_MODES, Operator, Setup
+from pyctrl.app._packaging import installer_objects, kustomizations
 from pyctrl.app._spec import PolicyRule
 
-__all__ = ["METRICS_PORT", "Operator", "PolicyRule", "Setup"]
+__all__ = [
+    "CERT_MODES",
+    "METRICS_PORT",
+    "Operator",
+    "PolicyRule",
+    "Setup",
+    "installer_objects",
+    "kustomizations",
+    "self_managed_certificates",
+]

@@ -14,7 +14,16 @@ from pyctrl.app._flags import manager_options
 from pyctrl.config import Config, get_config
 from pyctrl.log import configure
 from pyctrl.manager import Manager
-from pyctrl.webhook import LocalWebhooks, write_local_certs
+from pyctrl.webhook import (
+    CertRotator,
+    ClientConfig,
+    LocalWebhooks,
+    RotationOptions,
+    SecretCertificates,
+    converted_kinds,
+    webhook_configurations,
+    write_local_certs,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -22,8 +31,17 @@ if TYPE_CHECKING:
 
     from pyctrl._kubernetes import Configuration
     from pyctrl.app._spec import OperatorSpec
+    from pyctrl.clock import Clock
+    from pyctrl.webhook import Server
 
-__all__ = ["create_manager", "local_webhooks", "run"]
+__all__ = [
+    "create_manager",
+    "local_webhooks",
+    "published_names",
+    "run",
+    "self_managed_certificates",
+    "webhook_service_hosts",
+]
 
 
 async def create_manager(
@@ -46,7 +64,83 @@ async def create_manager(
     result = op.setup(manager)
     if inspect.isawaitable(result):
         await result
+    secret = getattr(args, "webhook_cert_secret", "")
+    if secret and manager.webhook_server.paths:
+        namespace, _, name = secret.rpartition("/")
+        op.self_managed_certificates(manager, namespace or op.namespace, name)
     return manager
+
+
+def webhook_service_hosts(op: OperatorSpec, namespace: str) -> list[str]:
+    """The DNS names of the operator's webhook Service in ``namespace``."""
+    service = f"{op.name}-webhook-service"
+    return [f"{service}.{namespace}.svc", f"{service}.{namespace}.svc.cluster.local"]
+
+
+def published_names(op: OperatorSpec, server: Server) -> tuple[list[str], list[str], list[str]]:
+    """The names of the operator's Mutating and ValidatingWebhookConfigurations and converted CRDs.
+
+    The objects whose ``caBundle`` self-managed certificates keep current.
+    """
+    configurations = webhook_configurations(server, ClientConfig(), name_prefix=f"{op.name}-")
+    converted = converted_kinds(server)
+    crds = {
+        f"{info.plural}.{info.group}"
+        for info in (t.resource_info() for t in op.types)
+        if (info.group, info.kind) in converted
+    }
+    return (
+        [c["metadata"]["name"] for c in configurations if c["kind"].startswith("Mutating")],
+        [c["metadata"]["name"] for c in configurations if c["kind"].startswith("Validating")],
+        sorted(crds),
+    )
+
+
+def self_managed_certificates(
+    op: OperatorSpec,
+    manager: Manager,
+    namespace: str,
+    secret: str,
+    *,
+    hosts: Sequence[str] | None = None,
+    options: RotationOptions | None = None,
+    clock: Clock | None = None,
+) -> CertRotator:
+    """Serve ``manager``'s webhooks from the Secret ``namespace/secret``, managed in-process.
+
+    Every replica's webhook server gets a `SecretCertificates` provider; the returned
+    `CertRotator` (added to the manager, run by the leader) keeps the ``caBundle`` of the
+    operator's webhook configurations (``<name>-mutating-webhook-configuration`` and
+    validating) and converted CRDs current and rotates the certificates.
+
+    Args:
+        op: The operator.
+        manager: Its manager, after ``setup`` (the webhooks decide what is published).
+        namespace: The Secret's (and the webhook Service's) namespace.
+        secret: The Secret's name.
+        hosts: The serving certificate's names (default: the webhook Service's).
+        options: Lifetimes and intervals.
+        clock: Where time is read (a `FakeClock` in tests).
+    """
+    server = manager.webhook_server
+    names = hosts if hosts is not None else webhook_service_hosts(op, namespace)
+    server.cert_provider = SecretCertificates(
+        manager.rest, namespace, secret, names, options=options, clock=clock
+    )
+    mutating, validating, crds = published_names(op, server)
+    rotator = CertRotator(
+        manager.rest,
+        namespace,
+        secret,
+        names,
+        mutating=mutating,
+        validating=validating,
+        crds=crds,
+        options=options,
+        clock=clock,
+    )
+    manager.add(rotator)
+    return rotator
 
 
 async def run(

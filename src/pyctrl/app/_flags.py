@@ -46,7 +46,9 @@ def parser(op: OperatorSpec) -> argparse.ArgumentParser:
         "live in the leader-election namespace)",
     )
     parser.add_argument("--shard-slots", type=int, default=64, help="slots of the ring")
-    parser.add_argument("--namespace", default="", help="watch only this namespace")
+    parser.add_argument(
+        "--namespace", default="", help="watch only this namespace (several: comma-separated)"
+    )
     parser.add_argument(
         "--log-format",
         choices=("json", "console"),
@@ -71,6 +73,13 @@ def parser(op: OperatorSpec) -> argparse.ArgumentParser:
         "(default: $TMPDIR/k8s-webhook-server/serving-certs)",
     )
     parser.add_argument(
+        "--webhook-cert-secret",
+        default="",
+        help="manage the webhook certificates in this Secret (NAMESPACE/NAME) without "
+        "cert-manager: every replica serves from it, the leader rotates it and keeps the "
+        "caBundle of the webhook configurations and CRDs current",
+    )
+    parser.add_argument(
         "--metrics-secure",
         action="store_true",
         help="serve metrics over HTTPS, authenticated and authorized by the API server",
@@ -81,7 +90,14 @@ def parser(op: OperatorSpec) -> argparse.ArgumentParser:
         help="metrics tls.crt/tls.key (default: self-signed)",
     )
     parser.add_argument(
-        "--debug-bind-address", default="", help="address of the /debug endpoints (off)"
+        "--debug-bind-address",
+        default="",
+        help="address of the /debug endpoints (off); without --metrics-secure, loopback only",
+    )
+    parser.add_argument(
+        "--debug-allow-unauthenticated",
+        action="store_true",
+        help="serve /debug without --metrics-secure on any address (task stacks for anyone)",
     )
     return parser
 
@@ -94,7 +110,11 @@ def manager_options(op: OperatorSpec, args: argparse.Namespace) -> Options:
         leader_election=args.leader_elect,
         leader_election_id=op.leader_election_id,
         leader_election_namespace=args.leader_election_namespace,
-        cache=CacheOptions(namespaces=[args.namespace]) if args.namespace else None,
+        cache=(
+            CacheOptions(namespaces=[n for n in args.namespace.split(",") if n])
+            if args.namespace
+            else None
+        ),
         webhook_server=Server(port=args.webhook_port, cert_dir=args.webhook_cert_dir),
         field_owner=op.command_name,
         metrics=MetricsServerOptions(
@@ -103,6 +123,7 @@ def manager_options(op: OperatorSpec, args: argparse.Namespace) -> Options:
             cert_dir=args.metrics_cert_dir,
         ),
         debug_bind_address=args.debug_bind_address,
+        debug_allow_unauthenticated=args.debug_allow_unauthenticated,
         sharding=(
             ShardingOptions(
                 name=args.shard_ring,

@@ -16,10 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._kubernetes import Configuration
+from pyctrl.app._assembly import published_names
+from pyctrl.app._packaging import kustomizations
 from pyctrl.app._spec import OperatorSpec, PolicyRule
 from pyctrl.controller import Controller
 from pyctrl.crd import crd_for, to_yaml
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner
+from pyctrl.meta import GroupVersionKind
 from pyctrl.resource import CustomResource, pluralize
 from pyctrl.source import Kind
 from pyctrl.webhook import ClientConfig, conversion_stanza, converted_kinds, webhook_configurations
@@ -28,7 +31,6 @@ if TYPE_CHECKING:
     import os
 
     from pyctrl.manager import Manager
-    from pyctrl.meta import GroupVersionKind
 
 __all__ = [
     "METRICS_PORT",
@@ -44,6 +46,14 @@ _READ = ("get", "list", "watch")
 METRICS_PORT = 8443
 """The generated Deployment serves metrics here, over HTTPS with authn/authz."""
 _WRITE = ("create", "update", "patch", "delete")
+_CRDS = GroupVersionKind("apiextensions.k8s.io", "v1", "CustomResourceDefinition")
+_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+
+
+def _secret(op: OperatorSpec) -> str:
+    return f"{op.name}-webhook-server-cert"
+
+
 # Built-in kinds whose resource name is not the lowercase English plural of the kind.
 _IRREGULAR = {"Endpoints": "endpoints"}
 
@@ -67,6 +77,9 @@ def rbac_rules(op: OperatorSpec, manager: Manager) -> list[PolicyRule]:
         for source in runnable.sources:
             if not isinstance(source, Kind):
                 continue
+            if source.optional:
+                # Optional kinds start when their CRD is Established: the cache watches CRDs.
+                grant(_CRDS, "customresourcedefinitions", *_READ)
             gvk = manager.scheme.gvk_for(source.type)
             resource = _resource(source.type, gvk)
             grant(gvk, resource, *_READ)
@@ -199,17 +212,15 @@ def _deployment(op: OperatorSpec, webhooks: bool) -> dict[str, Any]:
         container["ports"].append(
             {"name": "webhook-server", "containerPort": 9443, "protocol": "TCP"}
         )
-        container["args"].append("--webhook-cert-dir=/tmp/k8s-webhook-server/serving-certs")
-        container["volumeMounts"] = [
-            {
-                "name": "cert",
-                "mountPath": "/tmp/k8s-webhook-server/serving-certs",
-                "readOnly": True,
-            }
-        ]
-        pod_spec["volumes"] = [
-            {"name": "cert", "secret": {"secretName": f"{op.name}-webhook-server-cert"}}
-        ]
+        container["args"].append(f"--webhook-cert-dir={_CERT_DIR}")
+        if op.cert_mode == "self-managed":
+            # The operator writes the Secret's pair here itself (read-only root file system).
+            container["args"].append(f"--webhook-cert-secret={op.namespace}/{_secret(op)}")
+            container["volumeMounts"] = [{"name": "cert", "mountPath": _CERT_DIR}]
+            pod_spec["volumes"] = [{"name": "cert", "emptyDir": {}}]
+        else:
+            container["volumeMounts"] = [{"name": "cert", "mountPath": _CERT_DIR, "readOnly": True}]
+            pod_spec["volumes"] = [{"name": "cert", "secret": {"secretName": _secret(op)}}]
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -338,6 +349,77 @@ def _webhook_service(op: OperatorSpec) -> dict[str, Any]:
     }
 
 
+def _cert_rbac(op: OperatorSpec, manager: Manager) -> list[dict[str, Any]]:
+    """What self-managed certificates need: their Secret, and caBundle in what they serve."""
+    mutating, validating, crds = published_names(op, manager.webhook_server)
+    subject = {
+        "kind": "ServiceAccount",
+        "name": f"{op.name}-controller-manager",
+        "namespace": op.namespace,
+    }
+    role = f"{op.name}-webhook-cert-role"
+    rules: list[dict[str, Any]] = []
+    for group, resource, names in (
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", mutating),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations", validating),
+        ("apiextensions.k8s.io", "customresourcedefinitions", crds),
+    ):
+        if names:
+            rules.append(
+                {
+                    "apiGroups": [group],
+                    "resources": [resource],
+                    "resourceNames": names,
+                    "verbs": ["get", "update"],
+                }
+            )
+    objects: list[dict[str, Any]] = [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": role, "namespace": op.namespace},
+            "rules": [
+                # create cannot be limited by name: the Secret does not exist yet.
+                {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+                {
+                    "apiGroups": [""],
+                    "resources": ["secrets"],
+                    "resourceNames": [_secret(op)],
+                    "verbs": ["get", "update"],
+                },
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": f"{op.name}-webhook-cert-rolebinding", "namespace": op.namespace},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+            "subjects": [subject],
+        },
+    ]
+    if rules:
+        objects += [
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": {"name": role},
+                "rules": rules,
+            },
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": f"{op.name}-webhook-cert-rolebinding"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": role,
+                },
+                "subjects": [subject],
+            },
+        ]
+    return objects
+
+
 def _certificates(op: OperatorSpec) -> list[dict[str, Any]]:
     service = f"{op.name}-webhook-service"
     return [
@@ -357,7 +439,7 @@ def _certificates(op: OperatorSpec) -> list[dict[str, Any]]:
                     f"{service}.{op.namespace}.svc.cluster.local",
                 ],
                 "issuerRef": {"kind": "Issuer", "name": f"{op.name}-selfsigned-issuer"},
-                "secretName": f"{op.name}-webhook-server-cert",
+                "secretName": _secret(op),
             },
         },
     ]
@@ -377,10 +459,11 @@ async def manifests(op: OperatorSpec) -> dict[str, list[dict[str, Any]]]:
     """
     manager = await _offline_manager(op)
     server = manager.webhook_server
+    cert_manager = op.cert_mode == "cert-manager"
     client = ClientConfig(
         service_name=f"{op.name}-webhook-service",
         service_namespace=op.namespace,
-        cert_manager_certificate=f"{op.namespace}/{op.name}-serving-cert",
+        cert_manager_certificate=f"{op.namespace}/{op.name}-serving-cert" if cert_manager else None,
     )
     files: dict[str, list[dict[str, Any]]] = {}
     converted = converted_kinds(server)
@@ -391,7 +474,7 @@ async def manifests(op: OperatorSpec) -> dict[str, list[dict[str, Any]]]:
     for (group, _kind), versions in sorted(by_kind.items()):
         conversion = conversion_stanza(client) if (group, _kind) in converted else None
         crd = crd_for(*versions, conversion=conversion)
-        if conversion is not None:
+        if conversion is not None and cert_manager:
             crd["metadata"].setdefault("annotations", {})["cert-manager.io/inject-ca-from"] = (
                 client.cert_manager_certificate
             )
@@ -410,14 +493,24 @@ async def manifests(op: OperatorSpec) -> dict[str, list[dict[str, Any]]]:
         files["webhook/manifests.yaml"] = [
             *webhook_configurations(server, client, name_prefix=f"{op.name}-"),
             _webhook_service(op),
-            *_certificates(op),
+            *(_certificates(op) if cert_manager else []),
         ]
+        if not cert_manager:
+            files["rbac/webhook_cert_role.yaml"] = _cert_rbac(op, manager)
     return files
 
 
 async def render_manifests(op: OperatorSpec) -> dict[str, str]:
-    """The manifests as YAML text, by relative file name (what `write_manifests` writes)."""
-    return {name: to_yaml(objects) for name, objects in (await op.manifests()).items()}
+    """The manifests as YAML text, by relative file name (what `write_manifests` writes).
+
+    With a ``kustomization.yaml`` in each subdirectory and ``default/`` (what
+    ``kubectl kustomize config/default`` builds: the installer's objects).
+    """
+    files = await op.manifests()
+    return {
+        **{name: to_yaml(objects) for name, objects in files.items()},
+        **kustomizations(files),
+    }
 
 
 async def write_manifests(op: OperatorSpec, directory: str | os.PathLike[str]) -> list[Path]:
@@ -434,6 +527,7 @@ async def write_manifests(op: OperatorSpec, directory: str | os.PathLike[str]) -
         "manager",
         "webhook",
         "prometheus",
+        "default",
     }:
         for stale in (root / sub).glob("*.yaml"):
             if f"{sub}/{stale.name}" not in rendered:

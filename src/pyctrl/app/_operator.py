@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyctrl.app import _assembly, _flags, _manifests
+from pyctrl.app import _assembly, _flags, _manifests, _packaging
 from pyctrl.app._spec import PolicyRule, Setup
 from pyctrl.errors import ConfigError
 
@@ -21,9 +21,12 @@ if TYPE_CHECKING:
     from pyctrl.config import Config
     from pyctrl.manager import Manager
     from pyctrl.resource import CustomResource
-    from pyctrl.webhook import LocalWebhooks
+    from pyctrl.webhook import CertRotator, LocalWebhooks
 
-__all__ = ["Operator", "Setup"]
+__all__ = ["CERT_MODES", "Operator", "Setup"]
+
+CERT_MODES = ("cert-manager", "self-managed")
+"""Where an operator's webhook certificates come from (`Operator.cert_mode`)."""
 
 
 @dataclass
@@ -41,6 +44,10 @@ class Operator:
         replicas: Replicas of the generated Deployment. Above 1 they run sharded
             (``--shard-ring=<name>``, `pyctrl.shardelection`): every replica reconciles its
             share of the objects, instead of one leader and idle standbys.
+        cert_mode: Where the webhooks' certificates come from in the cluster:
+            ``cert-manager`` (an Issuer and a Certificate; cert-manager must be
+            installed) or ``self-managed`` (the operator keeps them in a Secret and
+            rotates them, `pyctrl.webhook.CertRotator`; nothing else needed).
     """
 
     name: str
@@ -51,12 +58,17 @@ class Operator:
     extra_rules: Sequence[PolicyRule] = ()
     leader_election_id: str = ""
     replicas: int = 1
+    cert_mode: str = "cert-manager"
     _parser: argparse.ArgumentParser | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.namespace = self.namespace or f"{self.name}-system"
         self.image = self.image or f"{self.command_name}:latest"
         self.leader_election_id = self.leader_election_id or f"{self.name}.pyctrl.dev"
+        if self.cert_mode not in CERT_MODES:
+            raise ValueError(
+                f"cert_mode {self.cert_mode!r} is not one of {', '.join(map(repr, CERT_MODES))}"
+            )
 
     @property
     def command_name(self) -> str:
@@ -107,6 +119,16 @@ class Operator:
         """
         return _assembly.local_webhooks(self, manager, host, ca_bundle)
 
+    def self_managed_certificates(
+        self, manager: Manager, namespace: str, secret: str
+    ) -> CertRotator:
+        """Serve ``manager``'s webhooks from the Secret ``namespace/secret``, managed in-process.
+
+        What ``--webhook-cert-secret`` does (`_assembly.self_managed_certificates`); a
+        subclass may override it to change hosts, lifetimes or the clock.
+        """
+        return _assembly.self_managed_certificates(self, manager, namespace, secret)
+
     def main(self, argv: Sequence[str] | None = None, *, webhook_host: str | None = None) -> None:
         """The process entry point (``python -m your_operator``).
 
@@ -137,6 +159,14 @@ class Operator:
     async def render_manifests(self) -> dict[str, str]:
         """The manifests as YAML text, by relative file name (what `write_manifests` writes)."""
         return await _manifests.render_manifests(self)
+
+    async def render_installer(self) -> dict[str, str]:
+        """``install.yaml``: every object ``config/default`` installs, in one file."""
+        return await _packaging.installer(self)
+
+    async def render_chart(self) -> dict[str, str]:
+        """A Helm chart of the manifests (`pyctrl.app._packaging.chart`), by path."""
+        return await _packaging.chart(self)
 
     async def write_manifests(self, directory: str | os.PathLike[str]) -> list[Path]:
         """Write every manifest under ``directory`` (``config/``); return the files written.

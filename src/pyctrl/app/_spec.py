@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pyctrl.config import Config
     from pyctrl.manager import Manager
     from pyctrl.resource import CustomResource
-    from pyctrl.webhook import LocalWebhooks
+    from pyctrl.webhook import CertRotator, LocalWebhooks
 
 Setup: TypeAlias = "Callable[[Manager], Awaitable[None] | None]"
 """What ``setup`` is: a function given the Manager, plain or a coroutine function."""
@@ -79,6 +79,10 @@ class OperatorSpec(Protocol):
         """Replicas of the generated Deployment."""
 
     @property
+    def cert_mode(self) -> str:
+        """Where webhook certificates come from: ``cert-manager`` or ``self-managed``."""
+
+    @property
     def command_name(self) -> str:
         """The program name on the command line."""
 
@@ -92,6 +96,11 @@ class OperatorSpec(Protocol):
 
     def local_webhooks(self, manager: Manager, host: str, ca_bundle: bytes) -> LocalWebhooks:
         """The local-development webhook registrations."""
+
+    def self_managed_certificates(
+        self, manager: Manager, namespace: str, secret: str
+    ) -> CertRotator:
+        """Serve the webhooks from a Secret the operator manages itself."""
 
     def rbac_rules(self, manager: Manager) -> list[PolicyRule]:
         """The RBAC rules the manager needs."""

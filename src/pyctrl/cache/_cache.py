@@ -225,8 +225,9 @@ class Cache:
             raise CacheNotReadyError("; ".join(problems))
 
     def status(self) -> list[InformerStatus]:
-        """The status of every informer."""
-        return [shared.status() for shared in self._informers.every()]
+        """The status of every informer (optional ones not served now as ``inactive``)."""
+        informers = (*self._informers.every(), *self._informers.inactive())
+        return [shared.status() for shared in informers]
 
     # informers -------------------------------------------------------------------------
 
@@ -266,6 +267,7 @@ class Cache:
         *,
         gvk: GroupVersionKind | None = None,
         metadata_only: bool | None = None,
+        optional: bool = False,
     ) -> Informer[T]:
         """The informer for a type, created (and started, if the cache runs) on first use.
 
@@ -275,13 +277,28 @@ class Cache:
             gvk: The kind, for untyped ``type_``.
             metadata_only: Cache only metadata. By default: when ``type_`` is
                 `PartialObjectMetadata` or the options say so for the kind.
+            optional: The kind's CRD may not be installed: a new informer runs only while
+                the kind is served (`is_served`), starting when its CRD becomes
+                Established and stopping when it goes; meanwhile it is not waited for
+                and does not fail readiness. An informer that exists keeps what it is.
 
         Raises:
             TypeError: ``type_`` is untyped and no ``gvk`` was given.
             pyctrl.errors.SchemeError: ``type_`` is not a known Kubernetes type.
         """
         key = self._informers.key(type_, gvk, metadata_only)
-        return Informer(self._informers.get(*key), type_)
+        return Informer(self._informers.get(*key, optional=optional), type_)
+
+    def is_served(self, type_: type[Any], *, gvk: GroupVersionKind | None = None) -> bool:
+        """Whether the API server serves ``type_``'s kind now, for reconcilers of optional kinds.
+
+        For a kind watched with ``optional=True``: whether its CRD is Established and
+        serves its version (the informer runs). For any other kind: True (the cache
+        waits for required kinds).
+        """
+        key = self._informers.key(type_, gvk, None)
+        served = self._informers.is_served(key[0])
+        return True if served is None else served
 
     def index_field(
         self,
@@ -329,6 +346,11 @@ class Cache:
                 "Cache.get_informer first, or read it from the API server"
             )
         shared = self._informers.get(*key)
+        if not shared.served:
+            raise CacheNotReadyError(
+                f"{shared.description} is not served (is its CustomResourceDefinition "
+                "installed?): its optional informer is inactive; check Cache.is_served first"
+            )
         # Bounded, so that a read of a type the operator may not list (403) or that the
         # server does not serve fails with the reason instead of hanging its reconcile.
         await shared.wait_synced(self.options.sync_timeout)

@@ -37,6 +37,7 @@ from pyctrl.log import get_logger
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
+    from pyctrl.cache._options import CacheOptions
     from pyctrl.clock import Clock, TimerHandle
     from pyctrl.labels import Selector
     from pyctrl.meta import GroupVersionKind
@@ -94,6 +95,33 @@ class InformerConfig:
     idle_timeout: float | None = 330.0
     unhealthy_after: float = 30.0
 
+    @classmethod
+    def for_cache(
+        cls,
+        options: CacheOptions,
+        *,
+        transform: Callable[[dict[str, Any]], dict[str, Any]] | None,
+        metadata_only: bool = False,
+        namespaces: tuple[str, ...] = (),
+        resync_period: float | None = None,
+    ) -> InformerConfig:
+        """The config of an informer of the cache: its list and watch options, and these.
+
+        The cache's own informers (namespaces, served kinds) do not resync.
+        """
+        return cls(
+            namespaces=namespaces,
+            metadata_only=metadata_only,
+            transform=transform,
+            resync_period=resync_period,
+            backoff=options.backoff,
+            page_size=options.page_size,
+            watch_list=options.watch_list,
+            min_watch_timeout=options.min_watch_timeout,
+            idle_timeout=options.watch_idle_timeout,
+            unhealthy_after=options.unhealthy_after,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class InformerStatus:
@@ -102,7 +130,8 @@ class InformerStatus:
     Attributes:
         gvk: The type.
         metadata_only: Whether only metadata is cached.
-        state: ``pending`` (not started), ``resolving`` (finding the type on the server),
+        state: ``inactive`` (an optional kind not served now), ``pending`` (not started),
+            ``resolving`` (finding the type on the server),
             ``listing``, ``connecting`` (opening a watch), ``watching`` (every watch
             open), ``backoff`` (waiting to retry) or ``stopped``.
         synced: Every reflector has completed its first list.
@@ -283,6 +312,32 @@ class SharedInformer:
         self.namespaced: bool | None = None
         self._health_timer: TimerHandle | None = None
         self._published_reconnects = 0
+        self.optional = False
+        """Runs only while its kind is served (``get_informer(..., optional=True)``)."""
+        self.served = True
+        """False while an optional informer's kind is not served: it does not run then."""
+
+    def reset(self) -> None:
+        """Make a stopped informer runnable again, empty (an optional kind gone away).
+
+        Every stored object leaves, each with a delete (``delete_state_unknown``) queued
+        for every handler, delivered once it runs again.
+        """
+        if self._tg is not None:
+            raise RuntimeError(f"informer for {self.description} is still running")
+        for key, entry in list(self.store.items()):
+            self.store.remove(key)
+            self._processor.notify((DELETE, None, entry, True))
+        for reflector in self._reflectors.values():
+            self._retired_reconnects += reflector.reconnects
+            self._retired_relists += reflector.relists
+        self._reflectors.clear()
+        self._reflector_tasks.clear()
+        self._running = self._stopped = self._resolved = False
+        self._synced.clear()
+        self.namespaced = None
+        self._resolution.error = self._resolution.error_time = None
+        self._resolution.failing_since = None
 
     # running -----------------------------------------------------------------------------
 
@@ -606,6 +661,8 @@ class SharedInformer:
         return max(errors)[1] if errors else None
 
     def _state(self) -> str:  # noqa: PLR0911 - one answer per informer state
+        if not self.served:
+            return "inactive"
         if self._stopped:
             return "stopped"
         if not self._running:
@@ -721,6 +778,11 @@ class Informer(Generic[T]):
     def synced(self) -> bool:
         """True once the informer has completed its first list."""
         return self._shared.synced()
+
+    @property
+    def served(self) -> bool:
+        """False while an optional informer's kind is not served (it does not run then)."""
+        return self._shared.served
 
     def healthy(self) -> bool:
         """False while the informer has been failing for longer than allowed."""

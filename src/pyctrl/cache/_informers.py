@@ -9,10 +9,12 @@ once the cache starts (at once for those asked for later), and stops one on remo
 from __future__ import annotations
 
 import contextvars
+import functools
 from typing import TYPE_CHECKING, Any
 
 from pyctrl.cache._informer import InformerConfig, SharedInformer
 from pyctrl.cache._listwatch import RESTSource
+from pyctrl.cache._optional import ServedKinds, informer_served
 from pyctrl.cache._options import ByObject, field_selector_string, selector_string
 from pyctrl.cache._sharded import UID_INDEX, ShardedSource, shard_objects
 from pyctrl.log import get_logger
@@ -37,6 +39,10 @@ InformerKey = tuple[GroupVersionKind, bool]
 
 _log = get_logger("pyctrl.cache")
 _UNTYPED: tuple[type[Any], ...] = (Unstructured, PartialObjectMetadata, dict)
+
+
+def _reset(shared: SharedInformer, _stopped: object = None) -> None:
+    shared.reset()
 
 
 def _uid_of(obj: dict[str, Any]) -> list[str]:
@@ -83,6 +89,8 @@ class Informers:
         # Informers that follow the cache-wide namespaces (no ByObject namespaces of their own).
         self._followers: set[InformerKey] = set()
         self._tg: asyncio.TaskGroup | None = None
+        self._served: ServedKinds | None = None  # once an optional informer is asked for
+        self._stopping: dict[InformerKey, asyncio.Task[None]] = {}
 
     def gvk_of(self, key: type[Any] | GroupVersionKind) -> GroupVersionKind:
         """The kind of a type (a kind is its own)."""
@@ -102,8 +110,11 @@ class Informers:
                 name=f"informer {follower.informer.description}",
                 context=contextvars.Context(),
             )
+        if self._served is not None:
+            self._run_served_kinds()
         for key, shared in self.informers.items():
-            self._run(key, shared)
+            if shared.served:
+                self._run(key, shared)
 
     def stop(self) -> None:
         """Forget the task group (the cache's `start` has ended)."""
@@ -127,11 +138,79 @@ class Informers:
         await shared.run()
 
     def every(self) -> list[SharedInformer]:
-        """Every informer, and the namespace follower's."""
-        every = list(self.informers.values())
+        """Every active informer: not the optional ones of kinds not served now."""
+        every = [shared for shared in self.informers.values() if shared.served]
         if self._scope.follower is not None:
             every.append(self._scope.follower.informer)
+        if self._served is not None:
+            every.append(self._served.informer)
         return every
+
+    def inactive(self) -> list[SharedInformer]:
+        """The optional informers whose kinds are not served now."""
+        return [shared for shared in self.informers.values() if not shared.served]
+
+    # optional kinds --------------------------------------------------------------------
+
+    def _make_optional(self, shared: SharedInformer) -> None:
+        """Run a new informer only while its kind is served (`pyctrl.cache._optional`)."""
+        shared.optional = True
+        if self._served is None:
+            self._served = ServedKinds(
+                self._rest,
+                self._mapper,
+                self._scheme,
+                self._options,
+                clock=self._clock,
+                random=self._random,
+                changed=self._served_changed,
+            )
+            if self._tg is not None:
+                self._run_served_kinds()
+        shared.served = shared.gvk in self._served.served
+        informer_served.labels(shared.description).set(1 if shared.served else 0)
+
+    def is_served(self, gvk: GroupVersionKind) -> bool | None:
+        """Whether optional ``gvk`` is served now; None when no optional informer has it."""
+        optional = [s for key, s in self.informers.items() if key[0] == gvk and s.optional]
+        return optional[0].served if optional else None
+
+    def _run_served_kinds(self) -> None:
+        assert self._tg is not None
+        assert self._served is not None
+        self._tg.create_task(
+            self._served.informer.run(),
+            name="informer of served kinds",
+            context=contextvars.Context(),
+        )
+
+    def _served_changed(self, gvk: GroupVersionKind, served: bool) -> None:
+        for key, shared in list(self.informers.items()):
+            if key[0] != gvk or not shared.optional or shared.served == served:
+                continue
+            shared.served = served
+            informer_served.labels(shared.description).set(1 if served else 0)
+            if served:
+                _log.info("optional kind served: starting its informer", type=shared.description)
+                stopping = self._stopping.pop(key, None)
+                if stopping is not None and not stopping.done():
+                    # Back before the old run ended: start once it has (and was reset).
+                    stopping.add_done_callback(functools.partial(self._restart, key))
+                elif self._tg is not None:
+                    self._run(key, shared)
+                continue
+            _log.info("optional kind no longer served: informer stopped", type=shared.description)
+            task = self._tasks.pop(key, None)
+            if task is None:
+                continue
+            task.cancel()
+            task.add_done_callback(functools.partial(_reset, shared))
+            self._stopping[key] = task
+
+    def _restart(self, key: InformerKey, _stopped: object = None) -> None:
+        shared = self.informers.get(key)
+        if shared is not None and shared.served and self._tg is not None and key not in self._tasks:
+            self._run(key, shared)
 
     def unsynced(self) -> list[str]:
         """Each informer not synced yet, with its last error."""
@@ -195,8 +274,14 @@ class Informers:
             )
         return gvk, metadata_only
 
-    def get(self, gvk: GroupVersionKind, metadata_only: bool) -> SharedInformer:
-        """The informer of a kind and view, created (and started, if running) on first use."""
+    def get(
+        self, gvk: GroupVersionKind, metadata_only: bool, *, optional: bool = False
+    ) -> SharedInformer:
+        """The informer of a kind and view, created (and started, if running) on first use.
+
+        ``optional`` makes a new informer run only while its kind is served (an existing
+        one keeps what it is).
+        """
         key = (gvk, metadata_only)
         shared = self.informers.get(key)
         if shared is not None:
@@ -216,17 +301,12 @@ class Informers:
         )
         follows = by_type.namespaces is None
         scope = self._scope.namespaces
-        config = InformerConfig(
+        config = InformerConfig.for_cache(
+            options,
             namespaces=tuple(by_type.namespaces or ()) if not follows else scope or (),
             transform=by_type.transform or options.default_transform,
             metadata_only=metadata_only,
             resync_period=options.sync_period,
-            backoff=options.backoff,
-            page_size=options.page_size,
-            watch_list=options.watch_list,
-            min_watch_timeout=options.min_watch_timeout,
-            idle_timeout=options.watch_idle_timeout,
-            unhealthy_after=options.unhealthy_after,
         )
         shared = SharedInformer(
             gvk=gvk,
@@ -244,7 +324,9 @@ class Informers:
             shared.set_scope(scope)
         self.informers[key] = shared
         self.sources[key] = source
-        if self._tg is not None:
+        if optional:
+            self._make_optional(shared)
+        if self._tg is not None and shared.served:
             self._run(key, shared)
         return shared
 

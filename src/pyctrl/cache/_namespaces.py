@@ -68,16 +68,8 @@ class NamespaceFollower:
         self.informer = SharedInformer(
             gvk=NAMESPACE,
             source=RESTSource(rest, mapper, NAMESPACE, label_selector=selector, metadata_only=True),
-            config=InformerConfig(
-                metadata_only=True,
-                transform=options.default_transform,
-                resync_period=None,
-                backoff=options.backoff,
-                page_size=options.page_size,
-                watch_list=options.watch_list,
-                min_watch_timeout=options.min_watch_timeout,
-                idle_timeout=options.watch_idle_timeout,
-                unhealthy_after=options.unhealthy_after,
+            config=InformerConfig.for_cache(
+                options, transform=options.default_transform, metadata_only=True
             ),
             scheme=scheme,
             clock=clock,

@@ -200,7 +200,9 @@ class ShardedSource(RESTSource):
 
         def on_change() -> None:
             # Only interrupt a read in progress: between events, the check below sees it.
-            if waiting is not None:
+            # Two changes before the read wakes: the first already made it expire, and an
+            # expiring Timeout refuses to be rescheduled.
+            if waiting is not None and not waiting.expired():
                 waiting.reschedule(loop.time())
 
         remove = self.assignment.add_listener(on_change)

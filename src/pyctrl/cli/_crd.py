@@ -51,7 +51,9 @@ def _new_crds(target: str) -> dict[str, dict[str, Any]]:
     from pyctrl.cli._load import Target
 
     rendered = _render("crd", Target.parse(target))
-    crds = [yaml.safe_load(text) for name, text in rendered.items() if name.startswith("crd/")]
+    docs = [yaml.safe_load(text) for name, text in rendered.items() if name.startswith("crd/")]
+    # crd/ also holds its kustomization.yaml.
+    crds = [doc for doc in docs if doc.get("kind") == "CustomResourceDefinition"]
     return {crd["metadata"]["name"]: crd for crd in crds}
 
 

@@ -9,7 +9,8 @@ of ``KUBECONFIG`` (or ``--kubeconfig``) with pyctrl's own client by server-side 
 - ``install`` applies the CustomResourceDefinitions; ``uninstall`` deletes them.
 - ``deploy`` applies everything ``config/`` holds (CRDs, RBAC, the Namespace and the
   manager's Deployment with ``--image``, and, if the operator has webhooks, their
-  configurations, Service and cert-manager Issuer and Certificate; not the
+  configurations, Service and, with ``cert_mode="cert-manager"``, cert-manager's Issuer
+  and Certificate; with ``cert_mode="self-managed"`` no cert-manager is needed; not the
   ServiceMonitor of ``prometheus/``, which needs prometheus-operator); ``undeploy`` deletes
   it all and waits until it is gone. Before writing anything, ``deploy`` checks that the
   cluster serves every kind (cert-manager's, for webhooks), so a refusal changes nothing.
@@ -52,7 +53,7 @@ def _operator() -> Operator:
 
 
 def _objects(operator: Operator, *, crds_only: bool, image: str | None) -> list[dict[str, Any]]:
-    """The operator's manifests, in apply order: Namespaces, CRDs, then the rest."""
+    """The operator's manifests, in apply order: install.yaml's (Namespaces, CRDs first)."""
     try:
         files = asyncio.run(operator.manifests())
     except Exception as exc:
@@ -70,8 +71,11 @@ def _objects(operator: Operator, *, crds_only: bool, image: str | None) -> list[
                 for container in obj["spec"]["template"]["spec"]["containers"]:
                     if container["name"] == "manager":
                         container["image"] = image
-    first = {"Namespace": 0, "CustomResourceDefinition": 1}
-    return sorted(objects, key=lambda obj: first.get(obj["kind"], 2))
+    # The installer's order (kustomize's): the Namespace and CRDs first, the webhook
+    # configurations last, once what serves them is in place.
+    from pyctrl.app import installer_objects
+
+    return installer_objects({"all/objects": objects})
 
 
 def _describe(obj: dict[str, Any]) -> str:
@@ -127,7 +131,9 @@ async def _check_served(client: Client, objects: list[dict[str, Any]]) -> None:
                 missing.append(f"{gvk.api_version} {gvk.kind}")
     if missing:
         hint = (
-            " (install cert-manager first: the webhooks' certificates come from it)"
+            " (install cert-manager first: the webhooks' certificates come from it; or let "
+            "the operator manage them itself: "
+            'Operator(cert_mode="self-managed"))'
             if any(kind.startswith("cert-manager.io/") for kind in missing)
             else ""
         )

@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 
     from pyctrl.app import Operator
 
-WHAT = ("all", "crd", "rbac", "manager", "webhook")
+WHAT = ("all", "crd", "rbac", "manager", "webhook", "installer", "helm")
 # The subdirectories `Operator.write_manifests` owns: stale YAML in them is removed.
-GENERATED = ("crd", "rbac", "manager", "webhook", "prometheus")
+GENERATED = ("crd", "rbac", "manager", "webhook", "prometheus", "default")
+# Where each kind of output goes without --out.
+DEFAULT_OUT = {"installer": Path("dist"), "helm": Path("dist/chart")}
 
 
 @dataclass
@@ -88,10 +90,17 @@ def apply(result: Plan) -> None:
             raise CliError(f"cannot remove stale {path}: {exc.strerror or exc}") from exc
 
 
-def render_operator(operator: Operator, target: Target) -> dict[str, str]:
-    """The operator's manifests by relative path; user-code errors become `CliError`."""
+def render_operator(operator: Operator, target: Target, what: str = "all") -> dict[str, str]:
+    """The operator's manifests by relative path; user-code errors become `CliError`.
+
+    ``installer`` renders ``install.yaml``, ``helm`` the chart; anything else ``config/``.
+    """
+    render = {
+        "installer": operator.render_installer,
+        "helm": operator.render_chart,
+    }.get(what, operator.render_manifests)
     try:
-        return asyncio.run(operator.render_manifests())
+        return asyncio.run(render())
     except Exception as exc:
         raise CliError(f"cannot render the manifests of {target}: {describe(exc)}") from exc
 
@@ -111,7 +120,12 @@ def render_crds(module: ModuleType) -> dict[str, str]:
         raise CliError(
             f"cannot generate the CRDs of module {module.__name__!r}: {describe(exc)}"
         ) from exc
-    return {f"crd/{crd['metadata']['name']}.yaml": to_yaml([crd]) for crd in crds}
+    from pyctrl.app import kustomizations
+
+    files = {f"crd/{crd['metadata']['name']}.yaml": [crd] for crd in crds}
+    rendered = {name: to_yaml(objects) for name, objects in files.items()}
+    rendered["crd/kustomization.yaml"] = kustomizations(files)["crd/kustomization.yaml"]
+    return rendered
 
 
 def _parse(args: list[str]) -> tuple[str, Target]:
@@ -137,7 +151,7 @@ def _render(what: str, target: Target) -> dict[str, str]:
 
     found = load(target)
     if isinstance(found, Operator):
-        return render_operator(found, target)
+        return render_operator(found, target, what)
     if what == "crd":
         return render_crds(found)
     raise CliError(
@@ -151,6 +165,10 @@ def _select(what: str, rendered: dict[str, str]) -> tuple[dict[str, str], set[st
     """The files to generate and the subdirectories whose other YAML files are stale."""
     if what == "all":
         return rendered, {name.split("/", 1)[0] for name in rendered} | set(GENERATED)
+    if what == "installer":
+        return rendered, set()
+    if what == "helm":
+        return rendered, {"templates"}
     selected = {name: text for name, text in rendered.items() if name.startswith(f"{what}/")}
     return selected, {what}
 
@@ -194,9 +212,8 @@ def _files(count: int) -> str:
     "--out",
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("config"),
-    show_default=True,
-    help="Directory of the manifests.",
+    default=None,
+    help="Directory of the manifests [default: config; installer: dist; helm: dist/chart].",
 )
 @click.option(
     "--check",
@@ -225,7 +242,7 @@ def generate(
     ctx: click.Context,
     *,
     args: tuple[str, ...],
-    out: Path,
+    out: Path | None,
     check: bool,
     crd_files: tuple[Path, ...],
     crd_names: tuple[str, ...],
@@ -234,14 +251,16 @@ def generate(
 ) -> None:
     """Write an Operator's manifests, or check that they are current.
 
-    WHAT is all (default), crd, rbac, manager or webhook; MODULE[:ATTRIBUTE] is where
-    the Operator is, e.g. mysrv.__main__:operator. Without :ATTRIBUTE the module's one
-    Operator is used; `crd` also works on a module that has CustomResource classes but
-    no Operator yet.
+    WHAT is all (default), crd, rbac, manager, webhook, installer or helm;
+    MODULE[:ATTRIBUTE] is where the Operator is, e.g. mysrv.__main__:operator. Without
+    :ATTRIBUTE the module's one Operator is used; `crd` also works on a module that has
+    CustomResource classes but no Operator yet.
 
     CRDs, RBAC, the manager's Deployment and webhook configurations, generated from the
-    Python code into crd/, rbac/, manager/ and webhook/ under --out. Stale YAML files in
-    those subdirectories are removed.
+    Python code into crd/, rbac/, manager/ and webhook/ under --out, each with a
+    kustomization.yaml, and default/kustomization.yaml (`kubectl kustomize
+    config/default`). Stale YAML files in those subdirectories are removed. `installer`
+    writes the same objects as one install.yaml; `helm` writes a Helm chart of them.
 
     `pyctrl generate models --crd FILE [--crd-name NAME] [--out DIR]` writes typed
     CustomResource models of CRDs you did not write, one module per CRD (to standard
@@ -259,13 +278,15 @@ def generate(
         _models.generate_models(found, out if explicit else None, check)
         return
     what, target = _parse(list(args))
+    default_out = DEFAULT_OUT.get(what, Path("config"))
+    out = out or default_out
     rendered, subdirectories = _select(what, _render(what, target))
     result = plan(out, rendered, subdirectories)
     if check:
         _report_breaking(result)
         if result.stale:
             command = f"pyctrl generate {'' if what == 'all' else what + ' '}{target}"
-            if out != Path("config"):
+            if out != default_out:
                 command += f" --out {out}"
             _report(result, out, command)
         click.echo(f"{out}: {_files(len(result.unchanged))} up to date")

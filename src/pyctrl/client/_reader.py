@@ -16,11 +16,13 @@ __all__ = ["ObjectList", "Reader", "WriteObserver"]
 T = TypeVar("T")
 
 
-@dataclass
-class ObjectList(Generic[T]):
+@dataclass(eq=False)
+class ObjectList(Generic[T]):  # noqa: PLW1641 - __eq__ without __hash__: unhashable, as a list
     """One page of a list: the items and where the list stands.
 
-    Iterating an ObjectList iterates its items.
+    Iterating an ObjectList iterates its items, and it compares like them: equal to a
+    ``list`` holding the same items (``await client.list(...) == []``), and to another
+    ObjectList with the same items and list metadata.
 
     Attributes:
         items: The objects, of the type the caller asked for.
@@ -40,6 +42,23 @@ class ObjectList(Generic[T]):
 
     def __len__(self) -> int:
         return len(self.items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return self.items == other
+        if isinstance(other, ObjectList):
+            return (
+                self.items,
+                self.resource_version,
+                self.continue_,
+                self.remaining_item_count,
+            ) == (
+                other.items,
+                other.resource_version,
+                other.continue_,
+                other.remaining_item_count,
+            )
+        return NotImplemented
 
 
 @runtime_checkable

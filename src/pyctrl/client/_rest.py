@@ -15,6 +15,7 @@ import aiohttp
 import orjson
 from yarl import URL
 
+from pyctrl._fence import work_fences
 from pyctrl._kubernetes import Configuration
 from pyctrl.clock import Clock, RealClock
 from pyctrl.config import Config
@@ -71,14 +72,22 @@ class Response:
         return orjson.loads(self.body)
 
 
-_write_fence: contextvars.ContextVar[LeaseFence | None] = contextvars.ContextVar(
-    "pyctrl_write_fence", default=None
+_write_fence: contextvars.ContextVar[tuple[LeaseFence, ...]] = contextvars.ContextVar(
+    "pyctrl_write_fence", default=()
 )
+_READS = frozenset({"GET", "HEAD"})
 
 
-def _check_fence(fence: LeaseFence, method: str) -> None:
+def _fences(method: str, fence: LeaseFence | None) -> tuple[LeaseFence, ...]:
+    """The request's fence, and for a write those bound to the work sending it (a slot's)."""
+    bound = () if method in _READS else work_fences()
+    return bound if fence is None else (fence, *bound)
+
+
+def _check_fence(fences: tuple[LeaseFence, ...], method: str) -> None:
     try:
-        fence.raise_if_lost()
+        for fence in fences:
+            fence.raise_if_lost()
     except LeaseLostError:
         lease_fenced_writes_total.labels(method).inc()
         raise
@@ -94,10 +103,10 @@ class _FencedRequest(aiohttp.ClientRequest):
     """
 
     async def write_bytes(self, writer: Any, conn: Any, *args: Any, **kwargs: Any) -> None:
-        fence = _write_fence.get()
-        if fence is not None:
+        fences = _write_fence.get()
+        if fences:
             try:
-                _check_fence(fence, self.method)
+                _check_fence(fences, self.method)
             except LeaseLostError as exc:
                 # Nothing was sent (headers wait for the body): fail the response instead.
                 if conn.protocol is not None:
@@ -406,11 +415,12 @@ class RESTClient:
             headers["Authorization"] = authorization
         else:
             headers.pop("Authorization", None)
-        if fence is not None:
+        fences = _fences(method, fence)
+        if fences:
             # Checked before every attempt, and again as the body is written.
-            _check_fence(fence, method)
+            _check_fence(fences, method)
         started = time.perf_counter()
-        fence_token = _write_fence.set(fence)
+        fence_token = _write_fence.set(fences)
         try:
             response = await session.request(
                 method,
@@ -458,7 +468,9 @@ class RESTClient:
             timeout: Seconds allowed for each attempt, connection included.
             fence: A `pyctrl.leaderelection.LeaseFence` checked before every attempt: once
                 its hold on the Lease has ended the request is not sent (the client's
-                writes pass the manager's fence when leader election is on).
+                writes pass the manager's fence when leader election is on). A write
+                also passes the fences bound to the work sending it
+                (`pyctrl._fence.fenced_by`: a sharded reconcile's slot).
 
         Returns:
             The answer, when its status is below 400.
@@ -487,24 +499,50 @@ class RESTClient:
             response.release()
         return Response(status=response.status, headers=response.headers, body=data)
 
-    async def check_connection(self, *, timeout: float = 10.0) -> None:  # noqa: ASYNC109
-        """Make one discovery request (``GET /api``) and say in one line why it failed.
+    async def check_connection(
+        self,
+        *,
+        timeout: float = 10.0,  # noqa: ASYNC109
+        group_version: tuple[str, str] | None = None,
+    ) -> None:
+        """Make two discovery requests and say in one line why they failed.
 
-        The Manager calls it once at start-up, as controller-runtime's REST mapper makes a
-        discovery call when it is built, so that a wrong CA, wrong credentials or a wrong
-        address end the process at once instead of in retries. An answer of 429 or 5xx
-        passes: the server is there, and later requests retry as usual.
+        The Manager calls it once at start-up, as controller-runtime's REST mapper makes
+        discovery calls when it is built, so that a wrong CA, wrong credentials or a wrong
+        address end the process at once instead of in retries. It asks what every
+        conformant API server serves, and what the client will use:
+
+        1. ``GET /version``: the address answers, TLS verifies, the credentials are
+           accepted (kube-apiserver refuses a token it does not know on every path);
+        2. the discovery document of ``group_version`` (the first watched kind's,
+           ``/apis/<group>/<version>``, or ``/api/v1``), else the group list ``/apis``,
+           which needs an authenticated user. A 404 there passes: a server may serve
+           neither the core group nor a group whose CRD is not installed yet (a
+           CRD-only server answers ``GET /api`` with 404, which client-go's discovery
+           tolerates too); the informers retry until the kind appears.
+
+        An answer of 429 or 5xx passes: the server is there, and later requests retry
+        as usual.
 
         Raises:
             pyctrl.errors.ConnectionCheckError: TLS verification failed, the server
-                answered 401 Unauthorized or 403 Forbidden, nothing answered at the
-                address (connection refused, unknown host), or no answer came within
-                ``timeout`` seconds.
+                answered 401 Unauthorized or 403 Forbidden (or 404 for ``/version``),
+                nothing answered at the address (connection refused, unknown host), or
+                no answer came within ``timeout`` seconds.
         """
+        await self._check("/version", timeout, missing_fails=True)
+        if group_version is None:
+            await self._check("/apis", timeout, missing_fails=False)
+        else:
+            group, version = group_version
+            path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+            await self._check(path, timeout, missing_fails=False)
+
+    async def _check(self, path: str, within: float, *, missing_fails: bool) -> None:
         where = f"the API server at {self._base}"
         source = self.config.source
         try:
-            await self.request("GET", "/api", timeout=timeout)
+            await self.request("GET", path, timeout=within)
         except aiohttp.ClientConnectorCertificateError as exc:
             reason = getattr(exc.certificate_error, "verify_message", "") or str(
                 exc.certificate_error
@@ -523,17 +561,21 @@ class RESTClient:
                 f"(server of {source})"
             ) from exc
         except TimeoutError as exc:
-            raise ConnectionCheckError(f"no answer from {where} within {timeout:g}s") from exc
+            raise ConnectionCheckError(f"no answer from {where} within {within:g}s") from exc
         except UnauthorizedError as exc:
             raise ConnectionCheckError(
                 f"{where} answered 401 Unauthorized: it did not accept the credentials of {source}"
             ) from exc
         except APIError as exc:
-            if exc.code in (403, 404):
+            if exc.code == 403 or (exc.code == 404 and missing_fails):
                 raise ConnectionCheckError(
-                    f"{where} refused discovery (GET /api): {exc.code} {exc.reason}: {exc.message}"
+                    f"{where} refused discovery (GET {path}): {exc.code} {exc.reason}: "
+                    f"{exc.message}"
                 ) from exc
-            _log.warning("API server check failed; continuing", error=str(exc))
+            if exc.code == 404:
+                _log.debug("API server does not serve this discovery path yet", path=path)
+                return
+            _log.warning("API server check failed; continuing", path=path, error=str(exc))
 
     @contextlib.asynccontextmanager
     async def stream(

@@ -41,6 +41,8 @@ annotation) or a URL (local development and envtest); `certs` makes a self-signe
 and serving certificate for local development. `LocalWebhooks` and `write_local_certs`
 are the local development loop against a real cluster (``pyctrl run --webhook-host``):
 the cluster's API server calls the webhooks on the developer's machine while it runs.
+`SecretCertificates` and `CertRotator` are certificates the operator manages itself, in
+a Secret, without cert-manager (``Operator(cert_mode="self-managed")``).
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ from pyctrl.webhook._admission import (
     FieldError,
     InvalidObjectError,
     RawHandler,
+    SyncDefaulter,
+    SyncValidator,
     UserInfo,
     ValidatingHandler,
     Validator,
@@ -68,6 +72,7 @@ from pyctrl.webhook._admission import (
     errored,
     patch_response,
 )
+from pyctrl.webhook._certrotator import CertRotator, RotationOptions, SecretCertificates
 from pyctrl.webhook._config import (
     ClientConfig,
     Registration,
@@ -84,7 +89,13 @@ from pyctrl.webhook._conversion import (
     Spoke,
 )
 from pyctrl.webhook._local import LocalWebhooks, write_local_certs
-from pyctrl.webhook._server import AdmissionEndpoint, CertWatcher, Server, default_cert_dir
+from pyctrl.webhook._server import (
+    AdmissionEndpoint,
+    CertProvider,
+    CertWatcher,
+    Server,
+    default_cert_dir,
+)
 
 if TYPE_CHECKING:
     from pyctrl.meta import GroupVersionKind
@@ -101,6 +112,8 @@ __all__ = [
     "AdmissionRequest",
     "AdmissionResponse",
     "AdmissionReview",
+    "CertProvider",
+    "CertRotator",
     "CertWatcher",
     "ClientConfig",
     "ConversionHandler",
@@ -113,9 +126,13 @@ __all__ = [
     "FieldError",
     "InvalidObjectError",
     "LocalWebhooks",
+    "RotationOptions",
     "Rule",
+    "SecretCertificates",
     "Server",
     "Spoke",
+    "SyncDefaulter",
+    "SyncValidator",
     "UserInfo",
     "Validator",
     "Warnings",
@@ -171,7 +188,7 @@ def validate_path(type_: type[Any], gvk: GroupVersionKind | None = None) -> str:
 def register_defaulter(
     server: Server,
     type_: type[Any],
-    defaulter: Defaulter[Any],
+    defaulter: Defaulter[Any] | SyncDefaulter[Any],
     *,
     gvk: GroupVersionKind | None = None,
     path: str | None = None,
@@ -183,7 +200,7 @@ def register_defaulter(
         server: The webhook server.
         type_: A custom resource class, a kubernetes-asyncio model (``V1Pod``), or
             `pyctrl.resource.Unstructured` (with ``gvk``).
-        defaulter: The `Defaulter`.
+        defaulter: The `Defaulter`; a `SyncDefaulter` (plain ``def``) runs in a thread.
         gvk: The kind served (required for Unstructured).
         path: A custom path (``with_defaulter_custom_path``).
         options: How the API server calls it (`WebhookOptions`).
@@ -199,7 +216,7 @@ def register_defaulter(
 def register_validator(
     server: Server,
     type_: type[Any],
-    validator: Validator[Any],
+    validator: Validator[Any] | SyncValidator[Any],
     *,
     gvk: GroupVersionKind | None = None,
     path: str | None = None,

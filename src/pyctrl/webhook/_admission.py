@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import contextvars
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
@@ -20,6 +19,7 @@ import jsonpatch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from pyctrl import _executor
 from pyctrl.errors import PyctrlError, SchemeError
 from pyctrl.log import get_logger
 from pyctrl.resource import Unstructured
@@ -39,6 +39,8 @@ __all__ = [
     "GroupVersionKindRef",
     "GroupVersionResourceRef",
     "InvalidObjectError",
+    "SyncDefaulter",
+    "SyncValidator",
     "UserInfo",
     "ValidatingHandler",
     "Validator",
@@ -208,6 +210,32 @@ class Validator(Protocol[T_contra]):
         ...
 
 
+@runtime_checkable
+class SyncDefaulter(Protocol[T_contra]):
+    """A `Defaulter` of blocking code: a plain ``def default``, run in a thread."""
+
+    def default(self, obj: T_contra) -> None:
+        """Set defaults on ``obj`` in place; raise `InvalidObjectError` to deny."""
+        ...
+
+
+@runtime_checkable
+class SyncValidator(Protocol[T_contra]):
+    """A `Validator` of blocking code: plain ``def`` methods, run in a thread."""
+
+    def validate_create(self, obj: T_contra) -> Warnings:
+        """Check a new object; raise `InvalidObjectError` to deny; return warnings."""
+        ...
+
+    def validate_update(self, old: T_contra, new: T_contra) -> Warnings:
+        """Check an update; raise `InvalidObjectError` to deny; return warnings."""
+        ...
+
+    def validate_delete(self, obj: T_contra) -> Warnings:
+        """Check a delete; raise `InvalidObjectError` to deny; return warnings."""
+        ...
+
+
 class UserCodeError(Exception):
     """User code raised something other than InvalidObjectError."""
 
@@ -237,10 +265,8 @@ def _denied(
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    result = fn(*args)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
+    """Await user code; a plain ``def`` runs in a thread (`pyctrl.blocking`), off the loop."""
+    return await _executor.invoke(fn, *args)
 
 
 def _type_name(type_: type[Any], gvk: GroupVersionKind | None) -> str:
@@ -330,7 +356,7 @@ class DefaultingHandler(_Handler[T]):
     def __init__(
         self,
         type_: type[T],
-        defaulter: Defaulter[T],
+        defaulter: Defaulter[T] | SyncDefaulter[T],
         name: str,
         gvk: GroupVersionKind | None = None,
     ) -> None:
@@ -390,7 +416,7 @@ class ValidatingHandler(_Handler[T]):
     def __init__(
         self,
         type_: type[T],
-        validator: Validator[T],
+        validator: Validator[T] | SyncValidator[T],
         name: str,
         gvk: GroupVersionKind | None = None,
     ) -> None:

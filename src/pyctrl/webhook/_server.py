@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from pyctrl import metrics, tracing
 from pyctrl.certwatcher import CertWatcher
 from pyctrl.clock import Clock
+from pyctrl.httpserver import Listener, ServingOptions
 from pyctrl.log import get_logger
 from pyctrl.webhook._admission import (
     AdmissionResponse,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from pyctrl.clock import Clock
     from pyctrl.webhook._config import Registration
 
-__all__ = ["CertWatcher", "ReviewHandler", "Server", "default_cert_dir"]
+__all__ = ["CertProvider", "CertWatcher", "ReviewHandler", "Server", "default_cert_dir"]
 
 MAX_BODY_BYTES = 7 * 1024 * 1024
 MAX_OBJECT_DEPTH = 100
@@ -59,6 +60,20 @@ class ReviewHandler(Protocol):
         ...
 
 
+class CertProvider(Protocol):
+    """Puts the serving certificate into the server's directory, and keeps it current.
+
+    `pyctrl.webhook.SecretCertificates` (self-managed certificates) is one.
+    """
+
+    async def provide(self, cert_dir: Path, ready: asyncio.Event) -> None:
+        """Write ``tls.crt`` and ``tls.key`` into ``cert_dir``, set ``ready``, keep them current.
+
+        Runs for the server's life (cancelled when it stops).
+        """
+        ...
+
+
 @dataclass
 class _Route:
     path: str
@@ -75,7 +90,12 @@ class Server:
         cert_name: Certificate file name in ``cert_dir``.
         key_name: Key file name in ``cert_dir``.
         reload_interval: How often to look for rotated certificate files.
-        clock: Where the certificate watcher reads and waits for time.
+        clock: Where the certificate watcher and the connection timeouts read time.
+        serving: Header, read and idle timeouts and the connection cap
+            (`pyctrl.httpserver.ServingOptions`; controller-runtime's values by default).
+        cert_provider: Writes the certificate into ``cert_dir`` before the server
+            loads it and keeps it current (self-managed certificates); None: the files
+            come from elsewhere (a mounted Secret, cert-manager).
     """
 
     def __init__(
@@ -88,8 +108,11 @@ class Server:
         key_name: str = "tls.key",
         reload_interval: float = 1.0,
         clock: Clock | None = None,
+        serving: ServingOptions | None = None,
+        cert_provider: CertProvider | None = None,
     ) -> None:
         self.host, self.port = host, port
+        self.cert_provider = cert_provider
         self.cert_dir = Path(cert_dir) if cert_dir is not None else default_cert_dir()
         self.certs = CertWatcher(
             self.cert_dir / cert_name,
@@ -97,6 +120,8 @@ class Server:
             interval=reload_interval,
             clock=clock,
         )
+        self.listener = Listener("webhook", serving, clock)
+        """The listening socket: open connections, timeouts, rejections."""
         self._routes: dict[str, _Route] = {}
         self._started = asyncio.Event()
 
@@ -117,6 +142,18 @@ class Server:
         """The handler registered at ``path``, if any."""
         route = self._routes.get(path)
         return route.handler if route else None
+
+    @property
+    def address(self) -> str | None:
+        """``host:port`` this server listens on (the bound port), or None until it listens.
+
+        The host is as given (``0.0.0.0`` or empty for every interface; an IPv6 host in
+        brackets). Bind port 0 and read the port here.
+        """
+        if not self._started.is_set():
+            return None
+        host = self.host
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
     async def wait_started(self) -> None:
         """Wait until the server listens (`port` is then the bound port)."""
@@ -151,7 +188,9 @@ class Server:
             ) from exc
 
     def _app(self) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app = web.Application(
+            client_max_size=MAX_BODY_BYTES, middlewares=[self.listener.middleware]
+        )
         for path in self._routes:
             app.router.add_post(path, self._serve)
         return app
@@ -204,22 +243,35 @@ class Server:
             return _plain(500, f"internal error: {type(exc).__name__}: {exc}")
 
     async def start(self) -> None:
-        """Serve until cancelled; certificate files are reloaded when they change."""
+        """Serve until cancelled; certificate files are reloaded when they change.
+
+        With a ``cert_provider``, it runs beside the server, which starts once the
+        provider has written the certificate.
+        """
+        provider = self.cert_provider
+        if provider is None:
+            await self._listen()
+            return
+        ready = asyncio.Event()
+        async with asyncio.TaskGroup() as group:
+            group.create_task(provider.provide(self.cert_dir, ready), name="webhook-certificates")
+            await ready.wait()
+            await self._listen()
+
+    async def _listen(self) -> None:
         self.certs.load()
-        runner = web.AppRunner(self._app(), access_log=None)
-        await runner.setup()
+        # All interfaces: both address families on the given port. With port 0 each
+        # family would get a different free port, so bind IPv4 alone and report it.
+        host = self.host or ("0.0.0.0" if self.port == 0 else None)
+        runner = await self.listener.start(self._app(), host, self.port, self.certs.context)
         try:
-            # All interfaces: both address families on the given port. With port 0 each
-            # family would get a different free port, so bind IPv4 alone and report it.
-            host = self.host or ("0.0.0.0" if self.port == 0 else None)
-            site = web.TCPSite(runner, host, self.port, ssl_context=self.certs.context)
-            await site.start()
-            self.port = int(runner.addresses[0][1])
+            self.port = self.listener.port
             _log.info("serving webhooks", port=self.port, paths=self.paths)
             self._started.set()
             await self.certs.watch()
         finally:
             self._started.clear()
+            await self.listener.close()
             await runner.cleanup()
 
 

@@ -1,0 +1,82 @@
+"""The release checks (tests/release.py, `nox -s release`) and the version a project pins."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from click.testing import CliRunner
+
+from pyctrl import __version__
+from pyctrl.cli import app
+from tests.release import changelog_problems, dist_problems, version
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CHANGELOG = """# Changelog
+
+## [Unreleased]
+
+### Added
+
+- something new
+
+## [1.2.0] - 2026-11-20
+
+### Fixed
+
+- a bug
+
+## [1.1.0]
+
+## [1.0.0] - 2026-01-01
+
+- first
+"""
+
+
+def test_a_dated_section_with_changes_is_releasable() -> None:
+    """`## [1.2.0] - date` listing a change documents 1.2.0."""
+    assert changelog_problems(CHANGELOG, "1.2.0") == []
+    assert changelog_problems(CHANGELOG, "1.0.0") == []
+
+
+def test_what_is_not_releasable_is_named() -> None:
+    """A missing, undated or empty section, and a version that is not SemVer, are named."""
+    assert changelog_problems(CHANGELOG, "1.3.0") == [
+        "CHANGELOG.md has no '## [1.3.0]' section (sections: Unreleased, 1.2.0, 1.1.0, 1.0.0)"
+    ]
+    assert changelog_problems(CHANGELOG, "1.1.0") == [
+        "'## [1.1.0]' has no date: write '## [1.1.0] - YYYY-MM-DD'",
+        "'## [1.1.0]' lists no change",
+    ]
+    assert changelog_problems(CHANGELOG, "v1.2")[0] == (
+        "version 'v1.2' is not MAJOR.MINOR.PATCH (Semantic Versioning)"
+    )
+    # Unreleased changes alone do not make a release.
+    assert changelog_problems("## [Unreleased]\n\n- x\n", "0.1.0") == [
+        "CHANGELOG.md has no '## [0.1.0]' section (sections: Unreleased)"
+    ]
+
+
+def test_the_distributions_must_be_of_the_version(tmp_path: Path) -> None:
+    """One wheel and one sdist of exactly that version."""
+    (tmp_path / "pyctrl_runtime-1.2.0-py3-none-any.whl").touch()
+    (tmp_path / "pyctrl_runtime-1.1.0.tar.gz").touch()
+    assert dist_problems(tmp_path, "1.2.0") == [
+        f"expected the sdist of 1.2.0 alone in {tmp_path}, found ['pyctrl_runtime-1.1.0.tar.gz']"
+    ]
+
+
+def test_the_version_is_the_packages() -> None:
+    """The release version is pyctrl.__version__ (src/pyctrl/_version.py)."""
+    assert version() == __version__
+
+
+def test_a_new_projects_image_pins_the_pyctrl_it_was_made_with(tmp_path: Path) -> None:
+    """`pyctrl init` writes a Dockerfile installing exactly this pyctrl-runtime."""
+    result = CliRunner().invoke(app, ["init", str(tmp_path / "shop")])
+    assert result.exit_code == 0, result.output
+    dockerfile = (tmp_path / "shop/Dockerfile").read_text()
+    assert f"ARG PYCTRL_VERSION={__version__}\n" in dockerfile
+    assert 'RUN pip install --no-cache-dir "pyctrl-runtime==${PYCTRL_VERSION}" .' in dockerfile
