@@ -11,7 +11,8 @@ import pytest
 from aiohttp import web
 
 from pyctrl._apiserver.admission.interfaces import AdmissionRequest
-from pyctrl._apiserver.webhooks import WebhookDispatcher, install
+from pyctrl._apiserver.admission.plugin.webhook.dispatcher import WebhookDispatcher
+from pyctrl._apiserver.options import install
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
 from pyctrl.resource import CustomResource

@@ -11,7 +11,7 @@ import aiohttp
 import orjson
 import pytest
 
-from pyctrl._apiserver.webhooks import install
+from pyctrl._apiserver.options import install
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
 from pyctrl.meta import KubeModel

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import pytest
 
-from pyctrl._apiserver.webhooks import install
+from pyctrl._apiserver.options import install
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
 from pyctrl.webhook import (

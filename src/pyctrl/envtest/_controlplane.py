@@ -102,7 +102,7 @@ async def start_embedded(
     )
     started.server = server
     # Admission and conversion webhooks, as kube-apiserver calls them.
-    from pyctrl._apiserver.webhooks import install
+    from pyctrl._apiserver.options import install
 
     install(server)
     await server.start()

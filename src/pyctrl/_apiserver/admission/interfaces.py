@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
+    from pyctrl._apiserver.storage.store import Store
 
 
 @dataclass
@@ -81,3 +82,33 @@ class ConversionHook(Protocol):
         self, crd_name: str, objects: list[dict[str, Any]], desired_api_version: str
     ) -> list[dict[str, Any]]:
         """Return ``objects`` converted to ``desired_api_version`` (same order)."""
+
+
+class VersionConverter(Protocol):
+    """Converts objects between a type's versions and its storage version."""
+
+    def to_external(self, rt: ResourceType, stored: dict[str, Any]) -> dict[str, Any]:
+        """A stored object as ``rt``'s version shows it."""
+
+    def to_storage(self, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+        """An object of ``rt``'s version in its storage version."""
+
+
+class PluginHost(Protocol):
+    """What admission plugins and the conversion webhook read of the server they serve."""
+
+    @property
+    def store(self) -> Store:
+        """The server's objects (webhook configurations, namespaces, CRDs)."""
+
+    @property
+    def registry(self) -> Registry:
+        """The served types."""
+
+    @property
+    def conversion(self) -> ConversionHook | None:
+        """The conversion hook for CRDs with a Webhook strategy."""
+
+    @property
+    def api(self) -> VersionConverter:
+        """Converts objects between a type's versions."""

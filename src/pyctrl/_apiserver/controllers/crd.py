@@ -4,16 +4,20 @@ kube-apiserver's apiextensions-apiserver watches CRDs and, for each, accepts its
 (``NamesAccepted``), starts serving its versions (``Established``), records every storage
 version in ``status.storedVersions``, and, when the CRD is deleted, deletes all its custom
 resources before letting the CRD go (the ``customresourcecleanup.apiextensions.k8s.io``
-finalizer). :class:`CRDController` does the same inside the embedded server, synchronously
-after each CRD write so that a client that created a CRD can use its resources as soon as it
-reads the CRD as Established.
+finalizer). :class:`CRDController` does the same inside the embedded server: it serves a
+CRD's types synchronously after each CRD write (the CRD strategy tells it), so that a client
+that created a CRD can use its resources as soon as it reads the CRD as Established; the
+cleanup of a deleted CRD is work on its queue (`CRDCleanup`), as in ``pkg/controller/finalizer``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.pruning import apply_defaults
+from pyctrl._apiserver.apimachinery.meta import ro_meta
+from pyctrl._apiserver.controllers.queue import WorkQueue
 from pyctrl._apiserver.registry.generic import CRDS, deep_copy, meta_of, set_condition
 from pyctrl._apiserver.scheme.resources import (
     AGE_COLUMN,
@@ -29,7 +33,23 @@ if TYPE_CHECKING:
     from pyctrl._apiserver.storage.store import StorageKey, StoreEvent
     from pyctrl._apiserver.storage.watch import WatchHub
 
+__all__ = [
+    "CLEANUP_FINALIZER",
+    "CRDCleanup",
+    "CRDController",
+    "accepted_names",
+    "storage_version",
+    "types_for",
+]
+
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
+
+
+@dataclass(frozen=True, slots=True)
+class CRDCleanup:
+    """A terminating CRD whose custom resources are to be deleted, then its finalizer."""
+
+    name: str
 
 
 def _spec(crd: dict[str, Any]) -> dict[str, Any]:
@@ -172,12 +192,38 @@ class CRDController:
     def __init__(self, api: API, hub: WatchHub) -> None:
         self.api = api
         self.hub = hub
-        api.crds = self
+        self.queue: WorkQueue[CRDCleanup] = WorkQueue()
+        api.strategies.crds.reconciler = self
         api.store.add_listener(self._on_event)
 
     def _on_event(self, event: StoreEvent) -> None:
         if event.key == CRDS and event.type == "DELETED":
             self._unregister(event.name, event.prev or event.obj)
+        if (
+            event.key == CRDS
+            and ro_meta(event.obj).get("deletionTimestamp")
+            and event.type != "DELETED"
+        ):
+            self.queue.add(CRDCleanup(event.name))
+        if event.type == "DELETED":
+            for rt in self.api.registry.for_storage(event.key):
+                if rt.crd_name:
+                    crd = self.api.store.get(CRDS, "", rt.crd_name)
+                    if crd is not None and ro_meta(crd).get("deletionTimestamp"):
+                        self.queue.add(CRDCleanup(rt.crd_name))
+                    break
+
+    async def run(self) -> None:
+        """Clean up deleted CRDs until cancelled."""
+        await self.queue.run(self._process)
+
+    def _process(self, item: CRDCleanup) -> None:
+        self.cleanup(item.name)
+
+    def crd_finalizer_pending(self, name: str) -> bool:
+        """Whether a CRD still waits for its cleanup finalizer (for tests)."""
+        crd = self.api.store.get(CRDS, "", name)
+        return crd is not None and CLEANUP_FINALIZER in (ro_meta(crd).get("finalizers") or [])
 
     def _unregister(self, name: str, crd: dict[str, Any]) -> None:
         old = self.api.registry.crd_types(name)

@@ -38,8 +38,7 @@ from aiohttp import web
 from pyctrl._apiserver import discovery as _discovery
 from pyctrl._apiserver.authentication import Authenticator
 from pyctrl._apiserver.authorization import BOOTSTRAP_POLICY, Authorizer
-from pyctrl._apiserver.controllers.crd import CRDController
-from pyctrl._apiserver.controllers.garbagecollector import Controllers
+from pyctrl._apiserver.controllers.manager import ControllerManager
 from pyctrl._apiserver.endpoints.filters import (
     API_ROUTE,
     authentication,
@@ -113,10 +112,10 @@ class APIServer:
         )
         self.authz = Authorizer(self.store)
         """RBAC over the stored roles and bindings (`pyctrl._apiserver.authorization`)."""
-        self.crd_controller = CRDController(self.api, self.hub)
-        self.controllers = Controllers(
-            self.api, self.crd_controller, garbage_collector=garbage_collector
+        self.controllers = ControllerManager(
+            self.api, self.hub, garbage_collector=garbage_collector
         )
+        """The garbage collector, namespace and CRD controllers (`_apiserver.controllers`)."""
         self.faults = Faults(
             drop_watches=self._drop_watches,
             compact=self._compact,

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiserver.admission.chain import Admission
 from pyctrl._apiserver.apimachinery.errors import StatusError, not_found
 from pyctrl._apiserver.registry import listing as _listing
-from pyctrl._apiserver.registry.admit import Admission
 from pyctrl._apiserver.registry.apiextensions.customresourcedefinition import CRDReconciler
 from pyctrl._apiserver.registry.conversion import Converter
 from pyctrl._apiserver.registry.core.namespace import IMMORTAL_NAMESPACES
@@ -109,15 +109,6 @@ class API:
     def strategy_for(self, rt: ResourceType) -> Strategy:
         """The strategy of ``rt``: its type's own, the custom resources', or the default."""
         return self.strategies.for_type(rt)
-
-    @property
-    def crds(self) -> CRDReconciler | None:
-        """The CRD controller, told of every created or updated CRD."""
-        return self.strategies.crds.reconciler
-
-    @crds.setter
-    def crds(self, reconciler: CRDReconciler | None) -> None:
-        self.strategies.crds.reconciler = reconciler
 
     # --- conversions ------------------------------------------------------------------------
 

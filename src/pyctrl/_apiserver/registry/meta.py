@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
+from pyctrl._apiserver.apimachinery.meta import meta_of, ro_meta
+from pyctrl._apiserver.storage.keys import CRDS, NAMESPACES
+
 if TYPE_CHECKING:
     from pyctrl._apiserver.storage.store import StorageKey
 
@@ -31,10 +34,6 @@ __all__ = [
     "shift_time",
 ]
 
-NAMESPACES: StorageKey = ("", "namespaces")
-"""The storage key of Namespaces."""
-CRDS: StorageKey = ("apiextensions.k8s.io", "customresourcedefinitions")
-"""The storage key of CustomResourceDefinitions."""
 SERVICES: StorageKey = ("", "services")
 """The storage key of Services."""
 
@@ -87,23 +86,6 @@ def shift_time(timestamp: str, seconds: int) -> str:
 def deep_copy(value: _T) -> _T:
     """Copy a JSON value (faster than ``copy.deepcopy`` for plain JSON)."""
     return cast("_T", orjson.loads(orjson.dumps(value)))
-
-
-def meta_of(obj: dict[str, Any]) -> dict[str, Any]:
-    """``obj['metadata']`` (a dict; created when missing)."""
-    meta = obj.get("metadata")
-    if not isinstance(meta, dict):
-        meta = {}
-        obj["metadata"] = meta
-    return meta
-
-
-def ro_meta(obj: dict[str, Any] | None) -> dict[str, Any]:
-    """``obj['metadata']`` to read (an empty dict, not stored, when missing)."""
-    if obj is None:
-        return {}
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
 
 
 _META_ORDER = (

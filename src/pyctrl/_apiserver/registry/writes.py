@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from pyctrl._apiserver.admission.plugin.namespace.lifecycle import check_namespace_lifecycle
 from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
     already_exists,
@@ -28,7 +29,6 @@ from pyctrl._apiserver.apimachinery.errors import (
     not_found,
 )
 from pyctrl._apiserver.fieldmanager import patch as _patch
-from pyctrl._apiserver.registry.admit import check_namespace_lifecycle
 from pyctrl._apiserver.registry.apply import apply_patch, check_apply, track
 from pyctrl._apiserver.registry.decoding import check_type_meta, check_url_name
 from pyctrl._apiserver.registry.meta import canonical_order, deep_copy, meta_of, ro_meta
@@ -39,7 +39,7 @@ from pyctrl._apiserver.storage.store import KeyExistsError, KeyNotFoundError, RV
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl._apiserver.registry.admit import Admission
+    from pyctrl._apiserver.admission.chain import Admission
     from pyctrl._apiserver.registry.conversion import Converter
     from pyctrl._apiserver.registry.options import WriteOptions
     from pyctrl._apiserver.registry.rest import Strategy

@@ -1,30 +1,52 @@
-"""Admission as the registry calls it, and the NamespaceLifecycle check.
+"""The admission chain: every write's ``AdmissionRequest``, run through the hooks in order.
 
 kube-apiserver's handlers run mutating admission before the Store's create or update
 (endpoints/handlers/create.go, update.go), and pass validating admission to the Store
-as ``rest.ValidateObjectFunc``, run after the strategy's validation. :class:`Admission`
-builds the ``AdmissionRequest`` of a write and runs the hooks (`admission.interfaces`,
-the webhooks of `admission.webhooks`). `check_namespace_lifecycle` is the
-NamespaceLifecycle admission plugin: no new object in a missing or terminating namespace.
+as ``rest.ValidateObjectFunc``, run after the strategy's validation
+(``k8s.io/apiserver/pkg/admission/chain.go``). :class:`Admission` builds the
+``AdmissionRequest`` of a write and runs the hooks (`admission.interfaces`; the webhook
+plugin is `admission.plugin.webhook`). The NamespaceLifecycle plugin is
+`admission.plugin.namespace.lifecycle`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl._apiserver.admission.interfaces import REQUEST_USER, AdmissionRequest, UserInfo
-from pyctrl._apiserver.apimachinery.errors import Cause, forbidden, not_found
-from pyctrl._apiserver.registry.meta import NAMESPACES, meta_of, ro_meta
+from pyctrl._apiserver.apimachinery.meta import meta_of
 from pyctrl._ids import fast_uuid4
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.admission.interfaces import AdmissionHook
-    from pyctrl._apiserver.registry.options import WriteOptions
-    from pyctrl._apiserver.registry.rest import Strategy
     from pyctrl._apiserver.scheme.resources import ResourceType
-    from pyctrl._apiserver.storage.store import Store
 
-__all__ = ["Admission", "check_namespace_lifecycle"]
+__all__ = ["Admission", "AdmissionOptions", "AfterMutation"]
+
+
+class AdmissionOptions(Protocol):
+    """What admission reads of a write's options (the registry's ``WriteOptions``)."""
+
+    @property
+    def dry_run(self) -> bool:
+        """Whether the write is a dry run."""
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The request's options as a dict."""
+
+    @property
+    def warnings(self) -> list[str] | None:
+        """Where admission adds warnings."""
+
+
+class AfterMutation(Protocol):
+    """The type's step after mutating admission (the registry's ``Strategy``)."""
+
+    def after_mutating_admission(
+        self, rt: ResourceType, operation: str, obj: dict[str, Any], mutated: bool
+    ) -> None:
+        """Decode again what the hooks returned."""
 
 
 class Admission:
@@ -73,8 +95,8 @@ class Admission:
         *,
         namespace: str,
         subresource: str,
-        opts: WriteOptions,
-        strategy: Strategy | None = None,
+        opts: AdmissionOptions,
+        strategy: AfterMutation | None = None,
     ) -> dict[str, Any]:
         """Run the mutating hooks; the object they leave.
 
@@ -135,29 +157,3 @@ class Admission:
                 warnings=warnings,
             )
             await hook.validate(request)
-
-
-def check_namespace_lifecycle(store: Store, rt: ResourceType, namespace: str, name: str) -> None:
-    """404 for a missing namespace, 403 for a terminating one (namespaced types only)."""
-    if not rt.namespaced:
-        return
-    ns_obj = store.get(NAMESPACES, "", namespace)
-    if ns_obj is None:
-        raise not_found("", "namespaces", namespace)
-    if (
-        ro_meta(ns_obj).get("deletionTimestamp")
-        or (ns_obj.get("status") or {}).get("phase") == "Terminating"
-    ):
-        raise forbidden(
-            rt.group,
-            rt.plural,
-            name,
-            f"unable to create new content in namespace {namespace} because it is being terminated",
-            causes=[
-                Cause(
-                    "NamespaceTerminating",
-                    f"namespace {namespace} is being terminated",
-                    "metadata.namespace",
-                )
-            ],
-        )

@@ -1,0 +1,1 @@
+"""Admission plugins, as ``k8s.io/apiserver/pkg/admission/plugin``."""

@@ -1,0 +1,1 @@
+"""Tests of the embedded server's controllers."""
