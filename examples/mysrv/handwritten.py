@@ -53,7 +53,7 @@ class HandwrittenMySrvReconciler(MySrvReconciler):
         """Create or update the Deployment and the Service; return the Deployment."""
         deployment = await self._ensure(obj, _deployment_for(obj), _mutate_deployment(obj))
         await self._ensure(obj, _service_for(obj), _mutate_service(obj))
-        return deployment  # type: ignore[no-any-return]
+        return deployment  # type: ignore[no-any-return, unused-ignore]
 
     async def _ensure(self, owner: MySrv, obj: Any, mutate: Callable[[Any], None]) -> Any:
         result, live = await create_or_update(self.client, obj, mutate)

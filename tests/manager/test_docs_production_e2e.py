@@ -43,7 +43,7 @@ class MySrvSpec(KubeModel):
 class MySrvStatus(KubeModel):
     """The docs' example status."""
 
-    ready: bool = False
+    url: str | None = None
 
 
 class MySrv(CustomResource, group="docs.pyctrl.dev", version="v1"):
@@ -116,7 +116,7 @@ async def test_snippet_runs(name: str, code: str) -> None:
             await manager.client.create(MySrv(metadata=ObjectMeta(name="web", namespace="default")))
             if "BlockingReconciler" in namespace:
                 await object_eventually(
-                    manager.api_reader, MySrv, "web", "default", lambda s: s.status.ready
+                    manager.api_reader, MySrv, "web", "default", lambda s: s.status.url is not None
                 )
 
 
