@@ -82,6 +82,7 @@ __all__ = [
     "UnsupportedMediaTypeError",
     "ignore_already_exists",
     "ignore_not_found",
+    "leaf_errors",
 ]
 
 
@@ -414,3 +415,23 @@ def ignore_not_found() -> contextlib.suppress:
 def ignore_already_exists() -> contextlib.suppress:
     """Return a context manager that swallows `AlreadyExistsError`."""
     return contextlib.suppress(AlreadyExistsError)
+
+
+def leaf_errors(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The errors inside an exception group, through nesting, in order.
+
+    Cancellations are left out: they are how a TaskGroup stopped its other tasks.
+    """
+    import asyncio  # loaded already wherever a TaskGroup failed; `import pyctrl` stays light
+
+    leaves: list[BaseException] = []
+
+    def collect(exc: BaseException) -> None:
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                collect(inner)
+        elif not isinstance(exc, asyncio.CancelledError):
+            leaves.append(exc)
+
+    collect(group)
+    return leaves

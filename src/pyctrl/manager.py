@@ -57,6 +57,7 @@ from pyctrl.client import Client, Reader, RESTClient, RESTMapper
 from pyctrl.cluster import Cluster, Fleet
 from pyctrl.config import Config, CredentialRefresher
 from pyctrl.controller import Controller
+from pyctrl.errors import leaf_errors
 from pyctrl.healthz import Checker, ProbeServer, ping
 from pyctrl.leaderelection import (
     LeaderElectionConfig,
@@ -595,14 +596,5 @@ def _name(runnable: object) -> str:
 
 def _unwrap(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The one underlying error, if the group holds a single one (through nesting)."""
-    leaves: list[BaseException] = []
-
-    def collect(exc: BaseException) -> None:
-        if isinstance(exc, BaseExceptionGroup):
-            for inner in exc.exceptions:
-                collect(inner)
-        elif not isinstance(exc, asyncio.CancelledError):
-            leaves.append(exc)
-
-    collect(group)
+    leaves = leaf_errors(group)
     return leaves[0] if len(leaves) == 1 else group

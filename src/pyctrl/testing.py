@@ -35,7 +35,7 @@ import inspect
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pyctrl.errors import ClusterNotFoundError, NotFoundError
+from pyctrl.errors import ClusterNotFoundError, NotFoundError, leaf_errors
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -111,16 +111,7 @@ def _first_error(
 
     Cancellations are left out: they are how the group stopped the other tasks.
     """
-    leaves: list[BaseException] = []
-
-    def collect(exc: BaseException) -> None:
-        if isinstance(exc, BaseExceptionGroup):
-            for inner in exc.exceptions:
-                collect(inner)
-        elif not isinstance(exc, asyncio.CancelledError):
-            leaves.append(exc)
-
-    collect(group)
+    leaves = leaf_errors(group)
     if not leaves:
         return group
     leaves.sort(key=lambda exc: exc not in preferred)
