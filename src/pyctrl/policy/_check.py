@@ -1,0 +1,266 @@
+"""Type-checking a policy's expressions, and running them here.
+
+Every expression is compiled by pyctrl's CEL compiler (`pyctrl._apiextensions.cel`, the
+one that checks CRDs' ``x-kubernetes-validations``) in kube-apiserver's policy
+environment, once per kind the policy matches (`pyctrl.policy._schema`). A failure names
+the policy, the expression's field and the kind::
+
+    policy "replicas-limit" validations[0]: undefined field 'replica' (line 1, column 12,
+    for myapp.example.com/v1alpha1 MySrv)
+     | object.spec.replica <= 5
+     | ...........^
+
+Expressions that use ``authorizer``, and mutations (their ``Object{...}`` and
+``JSONPatch{...}`` constructions), are parsed but not type-checked: pyctrl's compiler has
+neither the authorizer library nor object construction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from pyctrl._apiextensions.cel import (
+    DYN,
+    CelCompileError,
+    CelEvalError,
+    Program,
+    T,
+    compile_declared,
+)
+from pyctrl.policy._schema import kind_type, request_type
+from pyctrl.policy._types import PolicyError
+from pyctrl.scheme import default_scheme
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+    from pyctrl.policy._policy import MutatingPolicy, ValidatingPolicy, _Policy
+
+__all__ = ["check_mutating", "check_validating", "evaluate"]
+
+_ISSUE: Final = re.compile(r"^ERROR: <input>:(\d+):(\d+): (.*)$")
+_AUTHORIZER: Final = re.compile(r"\bauthorizer\b")
+_BOOL: Final = ("bool", "dyn")
+_STRING: Final = ("string", "dyn")
+
+
+@dataclass(frozen=True)
+class _Expr:
+    """One expression of a policy: where it is, its text, what it must evaluate to."""
+
+    field: str
+    source: str
+    results: tuple[str, ...] = ()
+
+
+def _expressions(policy: _Policy) -> Iterator[_Expr]:
+    from pyctrl.policy._policy import ValidatingPolicy
+
+    for i, condition in enumerate(policy.match_conditions):
+        yield _Expr(f"matchConditions[{i}]", condition.expression, _BOOL)
+    if isinstance(policy, ValidatingPolicy):
+        for i, validation in enumerate(policy.validations):
+            yield _Expr(f"validations[{i}]", validation.expression, _BOOL)
+            if validation.message_expression:
+                yield _Expr(
+                    f"validations[{i}].messageExpression", validation.message_expression, _STRING
+                )
+        for i, annotation in enumerate(policy.audit_annotations):
+            yield _Expr(
+                f"auditAnnotations[{i}].valueExpression",
+                annotation.value_expression,
+                ("string", "null_type", "dyn"),
+            )
+
+
+def _describe(policy: _Policy, field: str, error: str, kind: str) -> PolicyError:
+    lines = error.split("\n")
+    found = _ISSUE.match(lines[0])
+    if found is None:
+        return PolicyError(f"policy {policy.name!r} {field}: {error}{kind}".replace("'", '"', 2))
+    line, column, message = found.groups()
+    head = f'policy "{policy.name}" {field}: {message} (line {line}, column {column}{kind})'
+    return PolicyError("\n".join([head, *lines[1:]]))
+
+
+class _Environment:
+    """The declarations of one kind's environment, variables added as they compile."""
+
+    def __init__(self, policy: _Policy, type_: type[Any] | None) -> None:
+        self.policy = policy
+        where = f"policy {policy.name!r}"
+        object_t = kind_type(type_, where)
+        params_t = kind_type(policy.params, where) if policy.params is not None else T("null_type")
+        from kubernetes_asyncio.client import V1Namespace
+
+        self.kind = ""
+        if type_ is not None:
+            gvk = default_scheme().gvk_for(type_)
+            self.kind = f", for {gvk.api_version} {gvk.kind}"
+        self.variables: dict[str, tuple[str, T]] = {}
+        self.declarations: dict[str, T] = {
+            "object": object_t,
+            "oldObject": object_t,
+            "request": request_type(),
+            "params": params_t,
+            "namespaceObject": kind_type(V1Namespace, where),
+            "authorizer": DYN,
+            "variables": T("object", fields=self.variables),
+        }
+
+    def compile(self, expr: _Expr) -> Program | None:
+        """The checked program, or None when only its syntax could be checked."""
+        checked = not _AUTHORIZER.search(expr.source)
+        declarations = self.declarations if checked else dict.fromkeys(self.declarations, DYN)
+        try:
+            program = compile_declared(expr.source, declarations)
+        except CelCompileError as exc:
+            if not checked and "undeclared reference" in str(exc):
+                return None
+            raise _describe(self.policy, expr.field, str(exc), self.kind) from None
+        kind = program.result_type.kind
+        if expr.results and kind not in expr.results:
+            wanted = " or ".join(k for k in expr.results if k != "dyn")
+            raise PolicyError(
+                f'policy "{self.policy.name}" {expr.field}: must evaluate to {wanted}, '
+                f"not {program.result_type!r}{self.kind}"
+            )
+        return program
+
+    def declare_variables(self) -> dict[str, Program | None]:
+        programs: dict[str, Program | None] = {}
+        for i, variable in enumerate(self.policy.variables):
+            program = self.compile(_Expr(f"variables[{i}] ({variable.name})", variable.expression))
+            programs[variable.name] = program
+            self.variables[variable.name] = (
+                variable.name,
+                program.result_type if program is not None else DYN,
+            )
+        return programs
+
+
+def _environments(policy: _Policy) -> list[_Environment]:
+    kinds: list[type[Any] | None] = list(policy.kinds) if not policy.rules else []
+    return [_Environment(policy, kind) for kind in kinds or [None]]
+
+
+def check_validating(policy: ValidatingPolicy) -> None:
+    """Compile every expression of ``policy`` for each of its kinds.
+
+    Raises:
+        PolicyError: The first expression that does not compile or check.
+    """
+    for env in _environments(policy):
+        env.declare_variables()
+        for expr in _expressions(policy):
+            env.compile(expr)
+
+
+def check_mutating(policy: MutatingPolicy) -> None:
+    """As `check_validating`; mutations are parsed only (see the module).
+
+    Raises:
+        PolicyError: The first expression that does not compile or check.
+    """
+    for env in _environments(policy):
+        env.declare_variables()
+        for expr in _expressions(policy):
+            env.compile(expr)
+        untyped = dict.fromkeys(env.declarations, DYN)
+        for i, mutation in enumerate(policy.mutations):
+            try:
+                compile_declared(mutation.expression, untyped)
+            except CelCompileError as exc:
+                if "message construction is not supported" not in str(exc):
+                    raise _describe(policy, f"mutations[{i}]", str(exc), env.kind) from None
+
+
+def _request(
+    policy: _Policy, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None, op: str
+) -> dict[str, Any]:
+    source = obj if obj is not None else old or {}
+    meta = source.get("metadata") or {}
+    return {
+        "operation": op,
+        "name": meta.get("name", ""),
+        "namespace": meta.get("namespace", ""),
+        "userInfo": {"username": "", "groups": []},
+        "dryRun": False,
+    }
+
+
+def _run(program: Program, env: dict[str, Any]) -> Any:
+    return program.evaluate_env(env)
+
+
+def evaluate(
+    policy: ValidatingPolicy,
+    obj: Mapping[str, Any] | None,
+    old: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None,
+    operation: str,
+    request: Mapping[str, Any] | None,
+    namespace: Mapping[str, Any] | None,
+) -> list[str]:
+    """The messages of ``policy``'s failed validations for one request (see its method).
+
+    Raises:
+        PolicyError: An expression does not compile, or uses ``authorizer``.
+    """
+    environment = _environments(policy)[0]
+    variable_programs = environment.declare_variables()
+    env: dict[str, Any] = {
+        "object": obj,
+        "oldObject": old,
+        "request": {**_request(policy, obj, old, operation), **(request or {})},
+        "params": params,
+        "namespaceObject": namespace,
+        "variables": {},
+    }
+    for name, program in variable_programs.items():
+        if program is None:
+            raise PolicyError(f'policy "{policy.name}": variable {name} uses authorizer')
+        try:
+            env["variables"][name] = _run(program, env)
+        except CelEvalError:
+            continue  # an error surfaces where the variable is used: "no such key"
+    for i, condition in enumerate(policy.match_conditions):
+        program = environment.compile(_Expr(f"matchConditions[{i}]", condition.expression))
+        if program is not None and _run(program, env) is False:
+            return []
+    failures = []
+    for i, validation in enumerate(policy.validations):
+        program = environment.compile(_Expr(f"validations[{i}]", validation.expression))
+        if program is None:
+            raise PolicyError(f'policy "{policy.name}" validations[{i}] uses authorizer')
+        try:
+            passed = _run(program, env)
+        except CelEvalError as exc:
+            if policy.failure_policy == "Fail":
+                failures.append(f"expression '{validation.expression}' resulted in error: {exc}")
+            continue
+        if passed is True:
+            continue
+        failures.append(_message(environment, i, env))
+    return failures
+
+
+def _message(environment: _Environment, index: int, env: dict[str, Any]) -> str:
+    from pyctrl.policy._policy import ValidatingPolicy
+
+    policy = environment.policy
+    assert isinstance(policy, ValidatingPolicy)
+    validation = policy.validations[index]
+    if validation.message_expression:
+        program = environment.compile(
+            _Expr(f"validations[{index}].messageExpression", validation.message_expression)
+        )
+        try:
+            text = _run(program, env) if program is not None else None
+        except CelEvalError:
+            text = None
+        if isinstance(text, str) and text.strip() and "\n" not in text:
+            return text.strip()
+    return validation.message or f"failed expression: {validation.expression}"
