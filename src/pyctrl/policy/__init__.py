@@ -16,14 +16,14 @@ the other manifests (``config/policy/``)::
 
 - `ValidatingPolicy`: CEL `Validation` rules (message, ``messageExpression``, reason),
   the match (``for_`` gives the resource rules; operations, namespace and object
-  selectors, ``exclude``, explicit ``rules``), `MatchCondition`\\ s, `Variable`\\ s,
-  `AuditAnnotation`\\ s, ``failure_policy``, params from a custom resource or a ConfigMap
-  (``params=``), and `Binding`\\ s (a `ParamRef`, the validation actions ``Deny``,
-  ``Warn``, ``Audit``, selectors). `ValidatingPolicy.evaluate` runs the CEL here on JSON
-  objects (a unit test without a server); `ValidatingPolicy.validator` serves the same
-  typed rules from a webhook.
-- `MutatingPolicy`: `Mutation`\\ s (``ApplyConfiguration`` or ``JSONPatch``), with the
-  same match, params and bindings.
+  selectors, ``exclude``, explicit ``rules``), match conditions (`MatchCondition`),
+  variables (`Variable`), audit annotations (`AuditAnnotation`), ``failure_policy``,
+  params from a custom resource or a ConfigMap (``params=``), and bindings (`Binding`:
+  a `ParamRef`, the validation actions ``Deny``, ``Warn``, ``Audit``, selectors).
+  `ValidatingPolicy.evaluate` runs the CEL here on JSON objects (a unit test without a
+  server); `ValidatingPolicy.validator` serves the same typed rules from a webhook.
+- `MutatingPolicy`: mutations (`Mutation`: ``ApplyConfiguration`` or ``JSONPatch``),
+  with the same match, params and bindings.
 - Typed helpers write the common rules, each with a message and its Python twin:
   `required`, `immutable`, `in_range`, `at_most`, `at_least` (bounds may be a `param`
   field), `matches`, `one_of`, `label_required`; `set_default` is a mutation.
@@ -43,7 +43,7 @@ params (kube-apiserver reads them itself; whoever creates a policy or binding ne
 from __future__ import annotations
 
 from pyctrl.policy._manifests import params_role, policy_manifests
-from pyctrl.policy._policy import MutatingPolicy, ValidatingPolicy
+from pyctrl.policy._policy import MutatingPolicy, PolicyValidator, ValidatingPolicy
 from pyctrl.policy._rules import (
     Param,
     at_least,
@@ -70,7 +70,6 @@ from pyctrl.policy._types import (
     Validation,
     Variable,
 )
-from pyctrl.policy._webhook import PolicyValidator
 
 __all__ = [
     "VALIDATION_ACTIONS",
@@ -78,8 +77,8 @@ __all__ = [
     "Binding",
     "Evaluation",
     "MatchCondition",
-    "Mutation",
     "MutatingPolicy",
+    "Mutation",
     "Param",
     "ParamRef",
     "PolicyError",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from pyctrl._apiextensions.cel import (
     DYN,
@@ -34,16 +34,55 @@ from pyctrl.policy._types import PolicyError
 from pyctrl.scheme import default_scheme
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator, Mapping, Sequence
 
-    from pyctrl.policy._policy import MutatingPolicy, ValidatingPolicy, _Policy
+    from pyctrl.policy._types import (
+        AuditAnnotation,
+        MatchCondition,
+        Mutation,
+        ResourceRule,
+        Validation,
+        Variable,
+    )
 
-__all__ = ["check_mutating", "check_validating", "evaluate"]
+__all__ = ["Checked", "check", "evaluate"]
 
 _ISSUE: Final = re.compile(r"^ERROR: <input>:(\d+):(\d+): (.*)$")
 _AUTHORIZER: Final = re.compile(r"\bauthorizer\b")
 _BOOL: Final = ("bool", "dyn")
 _STRING: Final = ("string", "dyn")
+
+
+class Checked(Protocol):
+    """What checking reads of a policy (`ValidatingPolicy`, `MutatingPolicy`)."""
+
+    @property
+    def name(self) -> str:
+        """The policy's name."""
+
+    @property
+    def kinds(self) -> list[type[Any]]:
+        """The typed kinds it matches."""
+
+    @property
+    def rules(self) -> Sequence[ResourceRule]:
+        """Explicit resource rules (kinds then untyped)."""
+
+    @property
+    def params(self) -> type[Any] | None:
+        """The param kind."""
+
+    @property
+    def variables(self) -> Sequence[Variable]:
+        """Its variables."""
+
+    @property
+    def match_conditions(self) -> Sequence[MatchCondition]:
+        """Its match conditions."""
+
+    @property
+    def failure_policy(self) -> str:
+        """``Fail`` or ``Ignore``."""
 
 
 @dataclass(frozen=True)
@@ -55,27 +94,28 @@ class _Expr:
     results: tuple[str, ...] = ()
 
 
-def _expressions(policy: _Policy) -> Iterator[_Expr]:
-    from pyctrl.policy._policy import ValidatingPolicy
-
+def _expressions(
+    policy: Checked,
+    validations: Sequence[Validation],
+    audit_annotations: Sequence[AuditAnnotation],
+) -> Iterator[_Expr]:
     for i, condition in enumerate(policy.match_conditions):
         yield _Expr(f"matchConditions[{i}]", condition.expression, _BOOL)
-    if isinstance(policy, ValidatingPolicy):
-        for i, validation in enumerate(policy.validations):
-            yield _Expr(f"validations[{i}]", validation.expression, _BOOL)
-            if validation.message_expression:
-                yield _Expr(
-                    f"validations[{i}].messageExpression", validation.message_expression, _STRING
-                )
-        for i, annotation in enumerate(policy.audit_annotations):
+    for i, validation in enumerate(validations):
+        yield _Expr(f"validations[{i}]", validation.expression, _BOOL)
+        if validation.message_expression:
             yield _Expr(
-                f"auditAnnotations[{i}].valueExpression",
-                annotation.value_expression,
-                ("string", "null_type", "dyn"),
+                f"validations[{i}].messageExpression", validation.message_expression, _STRING
             )
+    for i, annotation in enumerate(audit_annotations):
+        yield _Expr(
+            f"auditAnnotations[{i}].valueExpression",
+            annotation.value_expression,
+            ("string", "null_type", "dyn"),
+        )
 
 
-def _describe(policy: _Policy, field: str, error: str, kind: str) -> PolicyError:
+def _describe(policy: Checked, field: str, error: str, kind: str) -> PolicyError:
     lines = error.split("\n")
     found = _ISSUE.match(lines[0])
     if found is None:
@@ -88,7 +128,7 @@ def _describe(policy: _Policy, field: str, error: str, kind: str) -> PolicyError
 class _Environment:
     """The declarations of one kind's environment, variables added as they compile."""
 
-    def __init__(self, policy: _Policy, type_: type[Any] | None) -> None:
+    def __init__(self, policy: Checked, type_: type[Any] | None) -> None:
         self.policy = policy
         where = f"policy {policy.name!r}"
         object_t = kind_type(type_, where)
@@ -141,35 +181,30 @@ class _Environment:
         return programs
 
 
-def _environments(policy: _Policy) -> list[_Environment]:
+def _environments(policy: Checked) -> list[_Environment]:
     kinds: list[type[Any] | None] = list(policy.kinds) if not policy.rules else []
     return [_Environment(policy, kind) for kind in kinds or [None]]
 
 
-def check_validating(policy: ValidatingPolicy) -> None:
+def check(
+    policy: Checked,
+    validations: Sequence[Validation] = (),
+    audit_annotations: Sequence[AuditAnnotation] = (),
+    mutations: Sequence[Mutation] = (),
+) -> None:
     """Compile every expression of ``policy`` for each of its kinds.
 
-    Raises:
-        PolicyError: The first expression that does not compile or check.
-    """
-    for env in _environments(policy):
-        env.declare_variables()
-        for expr in _expressions(policy):
-            env.compile(expr)
-
-
-def check_mutating(policy: MutatingPolicy) -> None:
-    """As `check_validating`; mutations are parsed only (see the module).
+    Mutations are parsed only (see the module).
 
     Raises:
         PolicyError: The first expression that does not compile or check.
     """
     for env in _environments(policy):
         env.declare_variables()
-        for expr in _expressions(policy):
+        for expr in _expressions(policy, validations, audit_annotations):
             env.compile(expr)
         untyped = dict.fromkeys(env.declarations, DYN)
-        for i, mutation in enumerate(policy.mutations):
+        for i, mutation in enumerate(mutations):
             try:
                 compile_declared(mutation.expression, untyped)
             except CelCompileError as exc:
@@ -178,7 +213,7 @@ def check_mutating(policy: MutatingPolicy) -> None:
 
 
 def _request(
-    policy: _Policy, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None, op: str
+    policy: Checked, obj: Mapping[str, Any] | None, old: Mapping[str, Any] | None, op: str
 ) -> dict[str, Any]:
     source = obj if obj is not None else old or {}
     meta = source.get("metadata") or {}
@@ -196,9 +231,11 @@ def _run(program: Program, env: dict[str, Any]) -> Any:
 
 
 def evaluate(
-    policy: ValidatingPolicy,
+    policy: Checked,
+    validations: Sequence[Validation],
     obj: Mapping[str, Any] | None,
     old: Mapping[str, Any] | None,
+    *,
     params: Mapping[str, Any] | None,
     operation: str,
     request: Mapping[str, Any] | None,
@@ -231,7 +268,7 @@ def evaluate(
         if program is not None and _run(program, env) is False:
             return []
     failures = []
-    for i, validation in enumerate(policy.validations):
+    for i, validation in enumerate(validations):
         program = environment.compile(_Expr(f"validations[{i}]", validation.expression))
         if program is None:
             raise PolicyError(f'policy "{policy.name}" validations[{i}] uses authorizer')
@@ -243,16 +280,13 @@ def evaluate(
             continue
         if passed is True:
             continue
-        failures.append(_message(environment, i, env))
+        failures.append(_message(environment, i, validation, env))
     return failures
 
 
-def _message(environment: _Environment, index: int, env: dict[str, Any]) -> str:
-    from pyctrl.policy._policy import ValidatingPolicy
-
-    policy = environment.policy
-    assert isinstance(policy, ValidatingPolicy)
-    validation = policy.validations[index]
+def _message(
+    environment: _Environment, index: int, validation: Validation, env: dict[str, Any]
+) -> str:
     if validation.message_expression:
         program = environment.compile(
             _Expr(f"validations[{index}].messageExpression", validation.message_expression)

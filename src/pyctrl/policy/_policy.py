@@ -9,21 +9,24 @@ from pyctrl.policy import _check
 from pyctrl.policy._types import (
     AuditAnnotation,
     Binding,
+    Evaluation,
     MatchCondition,
     Mutation,
+    PolicyError,
     ResourceRule,
     Validation,
     Variable,
 )
 from pyctrl.resource import CustomResource
 from pyctrl.scheme import default_scheme
+from pyctrl.webhook import InvalidObjectError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from pyctrl.meta import GroupVersionKind
 
-__all__ = ["MutatingPolicy", "ValidatingPolicy"]
+__all__ = ["MutatingPolicy", "PolicyValidator", "ValidatingPolicy"]
 
 _GROUP = "admissionregistration.k8s.io"
 _VERSION = f"{_GROUP}/v1"
@@ -181,7 +184,7 @@ class ValidatingPolicy(_Policy):
         Raises:
             PolicyError: Naming the policy and the expression, with the CEL error.
         """
-        _check.check_validating(self)
+        _check.check(self, self.validations, self.audit_annotations)
 
     def manifests(self) -> list[dict[str, Any]]:
         """The ValidatingAdmissionPolicy and its bindings, checked (`check`)."""
@@ -226,7 +229,16 @@ class ValidatingPolicy(_Policy):
             PolicyError: An expression does not compile or errors when it runs.
         """
         op = operation or ("UPDATE" if old is not None and obj is not None else "CREATE")
-        return _check.evaluate(self, obj, old, params, op, request, namespace)
+        return _check.evaluate(
+            self,
+            self.validations,
+            obj,
+            old,
+            params=params,
+            operation=op,
+            request=request,
+            namespace=namespace,
+        )
 
     def validator(self, params: Callable[[], Mapping[str, Any] | None] | None = None) -> Any:
         """A webhook `pyctrl.webhook.Validator` applying the same rules in Python.
@@ -243,8 +255,6 @@ class ValidatingPolicy(_Policy):
         Raises:
             PolicyError: A validation has no Python check.
         """
-        from pyctrl.policy._webhook import PolicyValidator
-
         return PolicyValidator(self, params)
 
 
@@ -283,7 +293,7 @@ class MutatingPolicy(_Policy):
         Raises:
             PolicyError: Naming the policy and the expression.
         """
-        _check.check_mutating(self)
+        _check.check(self, mutations=self.mutations)
 
     def manifests(self) -> list[dict[str, Any]]:
         """The MutatingAdmissionPolicy and its bindings, checked."""
@@ -299,3 +309,68 @@ class MutatingPolicy(_Policy):
         }
         return [policy, *self._binding_objects("MutatingAdmissionPolicyBinding", False)]
 
+
+class PolicyValidator:
+    """A `pyctrl.webhook.Validator` checking a policy's typed rules in Python.
+
+    Args:
+        policy: The policy; each of its validations needs its Python ``check``.
+        params: Gives the param object as JSON for each request (a policy with params);
+            e.g. a function reading it from the manager's cache.
+    """
+
+    def __init__(
+        self,
+        policy: ValidatingPolicy,
+        params: Callable[[], Mapping[str, Any] | None] | None = None,
+    ) -> None:
+        missing = [i for i, v in enumerate(policy.validations) if v.check is None]
+        if missing:
+            raise PolicyError(
+                f'policy "{policy.name}" validations{missing}: written in CEL, with no '
+                "Python check to run in a webhook (use the typed helpers, or pass check=)"
+            )
+        self.policy = policy
+        self.params = params
+        self.warn = "Warn" in policy.bindings[0].validation_actions
+
+    def _verdict(self, ev: Evaluation) -> list[str] | None:
+        failed = []
+        for validation in self.policy.validations:
+            assert validation.check is not None
+            if not validation.check(ev):
+                failed.append(validation.message or f"failed expression: {validation.expression}")
+        if not failed:
+            return None
+        if self.warn:
+            return failed
+        raise InvalidObjectError("; ".join(failed))
+
+    def _json(self, obj: Any) -> dict[str, Any]:
+        return default_scheme().to_dict(obj)
+
+    def _evaluation(self, obj: Any, old: Any, operation: str) -> Evaluation:
+        return Evaluation(
+            object=None if obj is None else self._json(obj),
+            old_object=None if old is None else self._json(old),
+            params=self.params() if self.params is not None else None,
+            operation=operation,
+        )
+
+    async def validate_create(self, obj: Any) -> list[str] | None:
+        """Check a create."""
+        if "CREATE" not in self.policy.operations:
+            return None
+        return self._verdict(self._evaluation(obj, None, "CREATE"))
+
+    async def validate_update(self, old: Any, new: Any) -> list[str] | None:
+        """Check an update."""
+        if "UPDATE" not in self.policy.operations:
+            return None
+        return self._verdict(self._evaluation(new, old, "UPDATE"))
+
+    async def validate_delete(self, obj: Any) -> list[str] | None:
+        """Check a delete."""
+        if "DELETE" not in self.policy.operations:
+            return None
+        return self._verdict(self._evaluation(None, obj, "DELETE"))

@@ -217,9 +217,7 @@ def one_of(path: str, values: Sequence[Any], *, message: str = "") -> Validation
 
     def check(ev: Evaluation) -> bool:
         value = _get(ev.object, path)
-        return value is _MISSING or any(
-            type(value) is type(v) and value == v for v in allowed
-        )
+        return value is _MISSING or any(type(value) is type(v) and value == v for v in allowed)
 
     shown = ", ".join(str(v) for v in values)
     return Validation(expression, message or f"{_wire(path)} must be one of {shown}", check=check)
@@ -236,7 +234,7 @@ def immutable(path: str, *, message: str = "") -> Validation:
     def check(ev: Evaluation) -> bool:
         if ev.operation != "UPDATE":
             return True
-        return _get(ev.object, path) == _get(ev.old_object, path)
+        return bool(_get(ev.object, path) == _get(ev.old_object, path))
 
     return Validation(expression, message or f"{_wire(path)} is immutable", check=check)
 
@@ -259,6 +257,4 @@ def set_default(path: str, value: Any) -> Mutation:
     for depth in range(len(segments), 0, -1):
         type_name = ".".join(["Object", *segments[: depth - 1]])
         construction = f"{type_name}{{{segments[depth - 1]}: {construction}}}"
-    return Mutation.apply_configuration(
-        f"{_has('object', path)} ? Object{{}} : {construction}"
-    )
+    return Mutation.apply_configuration(f"{_has('object', path)} ? Object{{}} : {construction}")

@@ -106,9 +106,7 @@ def request_type() -> T:
     strings = T("list", string)
     kind = _obj(group=string, version=string, kind=string)
     resource = _obj(group=string, version=string, resource=string)
-    user = _obj(
-        username=string, uid=string, groups=strings, extra=T("map", strings)
-    )
+    user = _obj(username=string, uid=string, groups=strings, extra=T("map", strings))
     return _obj(
         uid=string,
         kind=kind,

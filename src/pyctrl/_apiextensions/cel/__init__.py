@@ -73,15 +73,15 @@ from pyctrl._apiextensions.cel.types import DYN, T, schema_type
 from pyctrl._apiextensions.cel.values import CelCompileError, CelEvalError, parse_quantity
 
 __all__ = [
+    "DYN",
     "CelCompileError",
     "CelEvalError",
-    "DYN",
     "CompiledRule",
     "Program",
+    "T",
     "compile_declared",
     "compile_expression",
     "compile_rules",
     "parse_quantity",
-    "T",
     "schema_type",
 ]
