@@ -65,21 +65,17 @@ from __future__ import annotations
 from pyctrl._apiextensions.cel.program import (
     CompiledRule,
     Program,
-    compile_declared,
     compile_expression,
     compile_rules,
 )
-from pyctrl._apiextensions.cel.types import DYN, T, schema_type
+from pyctrl._apiextensions.cel.types import schema_type
 from pyctrl._apiextensions.cel.values import CelCompileError, CelEvalError, parse_quantity
 
 __all__ = [
-    "DYN",
     "CelCompileError",
     "CelEvalError",
     "CompiledRule",
     "Program",
-    "T",
-    "compile_declared",
     "compile_expression",
     "compile_rules",
     "parse_quantity",

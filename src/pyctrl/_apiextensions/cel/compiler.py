@@ -47,7 +47,7 @@ from pyctrl._apiextensions.cel.values import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
 # ---------------------------------------------------------------------------------------
 # Compilation: celpy's parse tree -> checked closures.
@@ -135,19 +135,10 @@ _ARITH_OPS: Final = {
 
 
 class _Compiler:
-    def __init__(
-        self,
-        source: str,
-        self_type: T,
-        old_type: T,
-        declarations: Mapping[str, T] | None = None,
-    ) -> None:
+    def __init__(self, source: str, self_type: T, old_type: T) -> None:
         self.source = source
         self.self_type = self_type
         self.old_type = old_type
-        # Declared top-level variables (an admission policy's ``object``, ``params``...):
-        # when given, they replace ``self`` and ``oldSelf``.
-        self.declarations = declarations
         self.scopes: list[dict[str, T]] = []
         self.uses_old_self = False
 
@@ -355,13 +346,9 @@ class _Compiler:
         var_t = self.lookup_var(name)
         if var_t is not None:
             return (lambda env: env[name]), var_t
-        if self.declarations is not None:
-            declared = self.declarations.get(name)
-            if declared is not None:
-                return _declared(name), declared
-        elif name == "self":
+        if name == "self":
             return (lambda env: env["self"]), self.self_type
-        elif name == "oldSelf":
+        if name == "oldSelf":
             self.uses_old_self = True
 
             def old_self(env: dict[str, Any]) -> Any:
@@ -586,16 +573,6 @@ class _Compiler:
         except ValueError as e:
             raise self.fail(token, str(e)) from None
         return (lambda env: value), t
-
-
-def _declared(name: str) -> Fn:
-    def variable(env: dict[str, Any]) -> Any:
-        try:
-            return env[name]
-        except KeyError:
-            raise CelEvalError(f"no such attribute(s): {name}") from None
-
-    return variable
 
 
 def _unescape(name: str) -> str:

@@ -12,8 +12,6 @@ from pyctrl._apiextensions.cel.types import DYN, T, _converter, schema_type
 from pyctrl._apiextensions.cel.values import _NONE, CelCompileError, CelEvalError, Optional
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from pyctrl._apiextensions.cel.macros import Fn
 
 # ---------------------------------------------------------------------------------------
@@ -44,21 +42,6 @@ class Program:
         self.result_type = result_type
         self.uses_old_self = uses_old_self
         self._conv = _converter(self_type)
-
-    def evaluate_env(self, env: dict[str, Any]) -> Any:
-        """Evaluate a program of `compile_declared` with its variables' values.
-
-        Raises:
-            CelEvalError: Evaluation failed.
-        """
-        try:
-            return self._fn(env)
-        except CelEvalError:
-            raise
-        except RecursionError:
-            raise CelEvalError("max recursion depth exceeded") from None
-        except _PY_ERRORS as e:
-            raise CelEvalError(f"no such overload: {e}") from None
 
     def evaluate(
         self,
@@ -138,43 +121,6 @@ def compile_expression(
     except RecursionError:
         raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
     return Program(source, fn, result_t, compiler.uses_old_self, st)
-
-
-def compile_declared(source: str, declarations: Mapping[str, T]) -> Program:
-    """Compile a CEL expression over declared variables instead of ``self``.
-
-    An admission policy's expressions see ``object``, ``oldObject``, ``request``,
-    ``params``, ``namespaceObject`` and ``variables`` (kube-apiserver's policy
-    environment); `Program.evaluate_env` runs the result.
-
-    Args:
-        source: The expression.
-        declarations: The static type of each variable (`DYN` when unknown).
-
-    Returns:
-        The program.
-
-    Raises:
-        CelCompileError: As `compile_expression`; a name not declared is an
-            ``undeclared reference``.
-    """
-    try:
-        tree = _parse(source)
-    except CELParseError as e:
-        line = getattr(e, "line", None) or 1
-        col = getattr(e, "column", None) or 1
-        detail = str(e.args[0]).strip().splitlines()[0] if e.args else "syntax error"
-        raise CelCompileError(
-            _issue(source, line, col, f"Syntax error: {_syntax_message(source, detail)}")
-        ) from None
-    compiler = _Compiler(source, DYN, DYN, declarations)
-    try:
-        fn, result_t = compiler.compile(tree)
-    except _CompileFailedError as e:
-        raise CelCompileError(str(e)) from None
-    except RecursionError:
-        raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
-    return Program(source, fn, result_t, False, DYN)
 
 
 def _syntax_message(source: str, detail: str) -> str:
