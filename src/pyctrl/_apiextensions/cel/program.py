@@ -12,6 +12,8 @@ from pyctrl._apiextensions.cel.types import DYN, T, _converter, schema_type
 from pyctrl._apiextensions.cel.values import _NONE, CelCompileError, CelEvalError, Optional
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pyctrl._apiextensions.cel.macros import Fn
 
 # ---------------------------------------------------------------------------------------
@@ -42,6 +44,21 @@ class Program:
         self.result_type = result_type
         self.uses_old_self = uses_old_self
         self._conv = _converter(self_type)
+
+    def run(self, env: dict[str, Any]) -> Any:
+        """Evaluate against an environment of declared variables (`compile_env`).
+
+        Raises:
+            CelEvalError: Evaluation failed.
+        """
+        try:
+            return self._fn(env)
+        except CelEvalError:
+            raise
+        except RecursionError:
+            raise CelEvalError("max recursion depth exceeded") from None
+        except _PY_ERRORS as e:
+            raise CelEvalError(f"no such overload: {e}") from None
 
     def evaluate(
         self,
@@ -104,15 +121,7 @@ def compile_expression(
     """
     st = self_type or DYN
     old_t = T("optional", st) if optional_old_self else st
-    try:
-        tree = _parse(source)
-    except CELParseError as e:
-        line = getattr(e, "line", None) or 1
-        col = getattr(e, "column", None) or 1
-        detail = str(e.args[0]).strip().splitlines()[0] if e.args else "syntax error"
-        raise CelCompileError(
-            _issue(source, line, col, f"Syntax error: {_syntax_message(source, detail)}")
-        ) from None
+    tree = _parse_or_raise(source)
     compiler = _Compiler(source, st, old_t)
     try:
         fn, result_t = compiler.compile(tree)
@@ -121,6 +130,50 @@ def compile_expression(
     except RecursionError:
         raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
     return Program(source, fn, result_t, compiler.uses_old_self, st)
+
+
+def compile_env(
+    source: str,
+    decls: Mapping[str, T],
+    *,
+    lazy: Mapping[str, T] | None = None,
+    constructors: bool = False,
+) -> Program:
+    """Compile an expression over declared variables (admission's ``object``, ``request``...).
+
+    Args:
+        source: The expression.
+        decls: The variables in scope and their static types.
+        lazy: The ``variables.<name>`` in scope (evaluated by ``env["variables"].get``).
+        constructors: Allow ``Object{...}`` and ``JSONPatch{...}`` (mutating policies).
+
+    Returns:
+        The program; evaluate it with `Program.run`.
+
+    Raises:
+        CelCompileError: The expression does not parse or does not type-check.
+    """
+    tree = _parse_or_raise(source)
+    compiler = _Compiler(source, DYN, DYN, decls=decls, lazy=lazy, constructors=constructors)
+    try:
+        fn, result_t = compiler.compile(tree)
+    except _CompileFailedError as e:
+        raise CelCompileError(str(e)) from None
+    except RecursionError:
+        raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
+    return Program(source, fn, result_t, False, DYN)
+
+
+def _parse_or_raise(source: str) -> Any:
+    try:
+        return _parse(source)
+    except CELParseError as e:
+        line = getattr(e, "line", None) or 1
+        col = getattr(e, "column", None) or 1
+        detail = str(e.args[0]).strip().splitlines()[0] if e.args else "syntax error"
+        raise CelCompileError(
+            _issue(source, line, col, f"Syntax error: {_syntax_message(source, detail)}")
+        ) from None
 
 
 def _syntax_message(source: str, detail: str) -> str:

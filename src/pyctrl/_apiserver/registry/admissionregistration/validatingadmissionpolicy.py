@@ -1,0 +1,31 @@
+"""ValidatingAdmissionPolicys (pkg/registry/admissionregistration/validatingadmissionpolicy).
+
+Defaulted (``SetDefaults_ValidatingAdmissionPolicy``) and validated (``ValidateValidatingAdmissionPolicy``, its CEL
+expressions compiled) as kube-apiserver does; see
+`pyctrl._apiserver.registry.validation.admissionpolicy`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyctrl._apiserver.registry.rest import Strategy
+from pyctrl._apiserver.registry.validation import admissionpolicy as _policy
+
+if TYPE_CHECKING:
+    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apiserver.scheme.resources import ResourceType
+
+__all__ = ["ValidatingAdmissionPolicyStrategy"]
+
+
+class ValidatingAdmissionPolicyStrategy(Strategy):
+    """The rules of ValidatingAdmissionPolicys."""
+
+    def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """``SetDefaults_ValidatingAdmissionPolicy``."""
+        _policy.default_policy(obj, mutating=False)
+
+    def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
+        """The metadata rules, then the spec's."""
+        return super().validate_create(rt, obj) + _policy.validate_validating_policy(obj)
