@@ -33,7 +33,8 @@ schemas (a CRD's, or the built-in kind's published OpenAPI), in kube-apiserver's
 environment (``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject``,
 ``variables``, ``authorizer``): an error is a `PolicyError` naming the policy and the
 expression (``policy "mysrv-port-range" validations[1]: undefined field 'prot'``).
-Expressions using ``authorizer``, and mutation expressions, are parsed only.
+In mutations, the values inside ``Object{...}`` are checked, the constructed field
+names are not; ``authorizer`` is dynamic.
 
 `policy_manifests` gives the objects; `params_role` the ClusterRole that may edit the
 params (kube-apiserver reads them itself; whoever creates a policy or binding needs

@@ -10,9 +10,9 @@ the policy, the expression's field and the kind::
      | object.spec.replica <= 5
      | ...........^
 
-Expressions that use ``authorizer``, and mutations (their ``Object{...}`` and
-``JSONPatch{...}`` constructions), are parsed but not type-checked: pyctrl's compiler has
-neither the authorizer library nor object construction.
+A mutation's ``Object{...}`` and ``JSONPatch{...}`` constructions are checked inside
+(every value expression), but the constructed field names are not checked against the
+schema; ``authorizer`` is dynamic (its methods are known, their chaining is not typed).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pyctrl._apiextensions.cel import (
     CelEvalError,
     Program,
     T,
-    compile_declared,
+    compile_env,
 )
 from pyctrl.policy._schema import kind_type, request_type
 from pyctrl.policy._types import PolicyError
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["Checked", "check", "evaluate"]
 
 _ISSUE: Final = re.compile(r"^ERROR: <input>:(\d+):(\d+): (.*)$")
-_AUTHORIZER: Final = re.compile(r"\bauthorizer\b")
 _BOOL: Final = ("bool", "dyn")
 _STRING: Final = ("string", "dyn")
 
@@ -139,7 +138,7 @@ class _Environment:
         if type_ is not None:
             gvk = default_scheme().gvk_for(type_)
             self.kind = f", for {gvk.api_version} {gvk.kind}"
-        self.variables: dict[str, tuple[str, T]] = {}
+        self.variables: dict[str, T] = {}
         self.declarations: dict[str, T] = {
             "object": object_t,
             "oldObject": object_t,
@@ -147,37 +146,31 @@ class _Environment:
             "params": params_t,
             "namespaceObject": kind_type(V1Namespace, where),
             "authorizer": DYN,
-            "variables": T("object", fields=self.variables),
         }
 
-    def compile(self, expr: _Expr) -> Program | None:
-        """The checked program, or None when only its syntax could be checked."""
-        checked = not _AUTHORIZER.search(expr.source)
-        declarations = self.declarations if checked else dict.fromkeys(self.declarations, DYN)
+    def compile(self, expr: _Expr, *, constructors: bool = False) -> Program:
+        """The checked program."""
         try:
-            program = compile_declared(expr.source, declarations)
+            program = compile_env(
+                expr.source, self.declarations, lazy=self.variables, constructors=constructors
+            )
         except CelCompileError as exc:
-            if not checked and "undeclared reference" in str(exc):
-                return None
             raise _describe(self.policy, expr.field, str(exc), self.kind) from None
         kind = program.result_type.kind
         if expr.results and kind not in expr.results:
             wanted = " or ".join(k for k in expr.results if k != "dyn")
             raise PolicyError(
                 f'policy "{self.policy.name}" {expr.field}: must evaluate to {wanted}, '
-                f"not {program.result_type!r}{self.kind}"
+                f"not {program.result_type!r}{f' ({self.kind[2:]})' if self.kind else ''}"
             )
         return program
 
-    def declare_variables(self) -> dict[str, Program | None]:
-        programs: dict[str, Program | None] = {}
+    def declare_variables(self) -> dict[str, Program]:
+        programs: dict[str, Program] = {}
         for i, variable in enumerate(self.policy.variables):
             program = self.compile(_Expr(f"variables[{i}] ({variable.name})", variable.expression))
             programs[variable.name] = program
-            self.variables[variable.name] = (
-                variable.name,
-                program.result_type if program is not None else DYN,
-            )
+            self.variables[variable.name] = program.result_type
         return programs
 
 
@@ -203,13 +196,8 @@ def check(
         env.declare_variables()
         for expr in _expressions(policy, validations, audit_annotations):
             env.compile(expr)
-        untyped = dict.fromkeys(env.declarations, DYN)
         for i, mutation in enumerate(mutations):
-            try:
-                compile_declared(mutation.expression, untyped)
-            except CelCompileError as exc:
-                if "message construction is not supported" not in str(exc):
-                    raise _describe(policy, f"mutations[{i}]", str(exc), env.kind) from None
+            env.compile(_Expr(f"mutations[{i}]", mutation.expression), constructors=True)
 
 
 def _request(
@@ -227,7 +215,7 @@ def _request(
 
 
 def _run(program: Program, env: dict[str, Any]) -> Any:
-    return program.evaluate_env(env)
+    return program.run(env)
 
 
 def evaluate(
@@ -244,7 +232,8 @@ def evaluate(
     """The messages of ``policy``'s failed validations for one request (see its method).
 
     Raises:
-        PolicyError: An expression does not compile, or uses ``authorizer``.
+        PolicyError: An expression does not compile (``authorizer`` is not served
+            here: an expression using it errors, as under a failing authorizer).
     """
     environment = _environments(policy)[0]
     variable_programs = environment.declare_variables()
@@ -257,21 +246,17 @@ def evaluate(
         "variables": {},
     }
     for name, program in variable_programs.items():
-        if program is None:
-            raise PolicyError(f'policy "{policy.name}": variable {name} uses authorizer')
         try:
             env["variables"][name] = _run(program, env)
         except CelEvalError:
             continue  # an error surfaces where the variable is used: "no such key"
     for i, condition in enumerate(policy.match_conditions):
         program = environment.compile(_Expr(f"matchConditions[{i}]", condition.expression))
-        if program is not None and _run(program, env) is False:
+        if _run(program, env) is False:
             return []
     failures = []
     for i, validation in enumerate(validations):
         program = environment.compile(_Expr(f"validations[{i}]", validation.expression))
-        if program is None:
-            raise PolicyError(f'policy "{policy.name}" validations[{i}] uses authorizer')
         try:
             passed = _run(program, env)
         except CelEvalError as exc:
@@ -292,7 +277,7 @@ def _message(
             _Expr(f"validations[{index}].messageExpression", validation.message_expression)
         )
         try:
-            text = _run(program, env) if program is not None else None
+            text = _run(program, env)
         except CelEvalError:
             text = None
         if isinstance(text, str) and text.strip() and "\n" not in text:
