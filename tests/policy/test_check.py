@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from examples.mysrv.api import MySrv
 from kubernetes_asyncio.client import V1ConfigMap, V1Deployment
 from pydantic import Field
 
-from examples.mysrv.api import MySrv
 from pyctrl.meta import KubeModel
 from pyctrl.policy import (
     AuditAnnotation,
     Binding,
     MatchCondition,
-    Mutation,
     MutatingPolicy,
+    Mutation,
     ParamRef,
     PolicyError,
     ResourceRule,
@@ -57,7 +57,9 @@ def test_an_undefined_field_is_named_with_the_policy_and_the_rule() -> None:
 
 def test_a_built_in_kinds_fields_are_typed() -> None:
     """Deployment's replicas is an int: comparing it with a string is refused."""
-    with pytest.raises(PolicyError, match=r"no matching overload for '_<=_' applied to '\(int, string\)'"):
+    with pytest.raises(
+        PolicyError, match=r"no matching overload for '_<=_' applied to '\(int, string\)'"
+    ):
         _policy("object.spec.replicas <= '5'").check()
     _policy(
         "object.spec.template.spec.containers.all(c, c.image.startsWith('registry.example.com/'))",
@@ -69,14 +71,16 @@ def test_a_built_in_kinds_fields_are_typed() -> None:
 
 def test_a_validation_must_be_a_bool_and_a_message_expression_a_string() -> None:
     """Result types are checked as kube-apiserver checks them."""
-    with pytest.raises(PolicyError, match=r'validations\[0\]: must evaluate to bool, not int'):
+    with pytest.raises(PolicyError, match=r"validations\[0\]: must evaluate to bool, not int"):
         _policy("object.spec.replicas").check()
     policy = ValidatingPolicy(
         name="p",
         for_=V1Deployment,
         validations=[Validation("true", message_expression="object.spec.replicas")],
     )
-    with pytest.raises(PolicyError, match=r"validations\[0\].messageExpression: must evaluate to string"):
+    with pytest.raises(
+        PolicyError, match=r"validations\[0\].messageExpression: must evaluate to string"
+    ):
         policy.check()
 
 
@@ -89,7 +93,9 @@ def test_variables_are_typed_in_order_and_named_when_wrong() -> None:
     _policy("variables.doubled <= 10", variables=variables).check()
     with pytest.raises(PolicyError, match=r"validations\[0\]: undefined field 'tripled'"):
         _policy("variables.tripled <= 10", variables=variables).check()
-    with pytest.raises(PolicyError, match=r"variables\[0\] \(replicas\): undefined field 'replica'"):
+    with pytest.raises(
+        PolicyError, match=r"variables\[0\] \(replicas\): undefined field 'replica'"
+    ):
         _policy("true", variables=[Variable("replicas", "object.spec.replica")]).check()
     with pytest.raises(PolicyError, match=r"found no matching overload for '_\+_'"):
         _policy("variables.replicas + 'x' == 'y'", variables=variables[:1]).check()
@@ -111,7 +117,9 @@ def test_params_are_typed_from_the_param_kind() -> None:
         "object.spec.replicas <= params.spec.maxReplicas", params=Limits, bindings=[binding]
     ).check()
     with pytest.raises(PolicyError, match="undefined field 'max'"):
-        _policy("object.spec.replicas <= params.spec.max", params=Limits, bindings=[binding]).check()
+        _policy(
+            "object.spec.replicas <= params.spec.max", params=Limits, bindings=[binding]
+        ).check()
     with pytest.raises(PolicyError, match="null_type"):
         _policy("object.spec.replicas <= params.spec.maxReplicas").check()
     _policy(
@@ -138,7 +146,9 @@ def test_mutations_are_checked_inside_their_constructions() -> None:
     policy = MutatingPolicy(
         name="m",
         for_=MySrv,
-        mutations=[Mutation.apply_configuration("Object{spec: Object.spec{port: object.spec.prt}}")],
+        mutations=[
+            Mutation.apply_configuration("Object{spec: Object.spec{port: object.spec.prt}}")
+        ],
     )
     with pytest.raises(PolicyError, match=r'policy "m" mutations\[0\]: undefined field \'prt\''):
         policy.check()

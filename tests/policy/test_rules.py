@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from examples.mysrv.api import MySrv
 from kubernetes_asyncio.client import V1ConfigMap, V1Deployment
 
-from examples.mysrv.api import MySrv
 from pyctrl.policy import (
     Binding,
     Evaluation,
@@ -118,7 +118,12 @@ def _srv(name: str | None = None, port: Any = None, labels: dict[str, str] | Non
     meta: dict[str, Any] = {"name": "x", "namespace": "default"}
     if labels is not None:
         meta["labels"] = labels
-    return {"apiVersion": "myapp.example.com/v1alpha1", "kind": "MySrv", "metadata": meta, "spec": spec}
+    return {
+        "apiVersion": "myapp.example.com/v1alpha1",
+        "kind": "MySrv",
+        "metadata": meta,
+        "spec": spec,
+    }
 
 
 TEAM = {"team": "a"}
@@ -137,7 +142,11 @@ CASES: list[tuple[Any, Any, list[str]]] = [
     (_srv("web", 80, {"other": "x"}), None, ["label team is required"]),
     (_srv("web", 80, TEAM), _srv("web", 443, TEAM), []),
     (_srv("api", 80, TEAM), _srv("web", 80, TEAM), ["spec.name is immutable"]),
-    (_srv(None, 80, TEAM), _srv("web", 80, TEAM), ["spec.name is required", "spec.name is immutable"]),
+    (
+        _srv(None, 80, TEAM),
+        _srv("web", 80, TEAM),
+        ["spec.name is required", "spec.name is immutable"],
+    ),
 ]
 
 
@@ -176,8 +185,12 @@ def test_message_expression_wins_and_falls_back_to_message() -> None:
         name="p",
         for_=MySrv,
         validations=[
-            Validation("false", message="static", message_expression="'port ' + string(object.spec.port)"),
-            Validation("false", message="static", message_expression="object.metadata.annotations['none']"),
+            Validation(
+                "false", message="static", message_expression="'port ' + string(object.spec.port)"
+            ),
+            Validation(
+                "false", message="static", message_expression="object.metadata.annotations['none']"
+            ),
             Validation("1 == 2"),
         ],
     )
