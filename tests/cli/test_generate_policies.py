@@ -37,7 +37,9 @@ replicas_limit = ValidatingPolicy(
         )
     ],
 )
-size_default = MutatingPolicy(name="gadget-size-default", for_=Gadget, mutations=[set_default("spec.size", 3)])
+size_default = MutatingPolicy(
+    name="gadget-size-default", for_=Gadget, mutations=[set_default("spec.size", 3)]
+)
 operator = Operator(
     name="gadget", types=[Gadget], setup=setup, policies=[size_rules, replicas_limit, size_default]
 )

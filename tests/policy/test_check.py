@@ -129,7 +129,7 @@ def test_params_are_typed_from_the_param_kind() -> None:
 
 def test_each_kind_of_the_policy_is_checked() -> None:
     """A rule is checked for every kind matched: a field one of them lacks is refused."""
-    with pytest.raises(PolicyError, match="for myapp.example.com/v1alpha1 MySrv"):
+    with pytest.raises(PolicyError, match=r"for myapp\.example\.com/v1alpha1 MySrv"):
         _policy("object.spec.replicas > 0", for_=[V1Deployment, MySrv]).check()
 
 
