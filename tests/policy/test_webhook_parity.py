@@ -128,5 +128,6 @@ async def test_webhook_and_policy_from_the_same_rules_agree() -> None:
     assert len(by_webhook) == 20
     assert by_webhook == by_policy
     # Not a vacuous agreement: what both admit is what the rules say.
-    admitted = [name for name, ok in zip([c[0] for c in [*CREATES, *UPDATES]], by_policy, strict=True) if ok]
+    names = [write[0] for write in [*CREATES, *UPDATES]]
+    admitted = [name for name, ok in zip(names, by_policy, strict=True) if ok]
     assert admitted == ["ok", "no-port", "low-edge", "high-edge", "digits", "ok"]
