@@ -157,3 +157,14 @@ def test_a_type_error_fails_generation_naming_the_rule(workspace: Workspace) -> 
     ) in first
     assert " | object.spec.sise % 2 == 0" in result.stderr
     assert not (workspace.root / "config").exists()
+
+
+def test_generate_policy_writes_only_the_policies(workspace: Workspace) -> None:
+    """`generate policy` writes config/policy/ and nothing else."""
+    _module(workspace)
+    result = workspace.invoke("generate", "policy", "gadgets:operator")
+    assert result.exit_code == 0, result.output
+    assert sorted(read_tree(workspace.root / "config")) == [
+        "policy/kustomization.yaml",
+        "policy/policies.yaml",
+    ]
