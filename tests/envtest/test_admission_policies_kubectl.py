@@ -33,7 +33,7 @@ spec:
       operations: ["CREATE", "UPDATE"]
       resources: ["configmaps"]
   validations:
-  - expression: "!has(object.data) || !('replicas' in object.data) || int(object.data.replicas) <= 5"
+  - expression: "!('replicas' in object.data) || int(object.data.replicas) <= 5"
     messageExpression: "'replicas must be at most 5, got ' + object.data.replicas"
 ---
 apiVersion: admissionregistration.k8s.io/v1

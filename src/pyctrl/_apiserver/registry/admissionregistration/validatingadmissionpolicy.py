@@ -1,7 +1,6 @@
-"""ValidatingAdmissionPolicys (pkg/registry/admissionregistration/validatingadmissionpolicy).
+"""ValidatingAdmissionPolicys (kube-apiserver's pkg/registry/admissionregistration).
 
-Defaulted (``SetDefaults_ValidatingAdmissionPolicy``) and validated (``ValidateValidatingAdmissionPolicy``, its CEL
-expressions compiled) as kube-apiserver does; see
+Defaulted and validated (their CEL expressions compiled) as kube-apiserver does; see
 `pyctrl._apiserver.registry.validation.admissionpolicy`.
 """
 

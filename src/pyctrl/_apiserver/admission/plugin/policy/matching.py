@@ -1,4 +1,4 @@
-"""Which requests a policy or a binding applies to (``policy/matching``, ``generic/policy_matcher``).
+"""Which requests a policy or binding applies to (``policy/matching``, ``policy_matcher``).
 
 A policy's ``matchConstraints`` and a binding's ``matchResources`` are both
 ``MatchResources``: a namespace selector, an object selector, ``resourceRules`` (rules
@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiserver.admission.plugin.cel import request_namespace
 from pyctrl._apiserver.admission.plugin.webhook.config import (
     is_namespace_resource,
     rule_matches,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from pyctrl._apiserver.apimachinery.fields import LabelSelector
     from pyctrl._apiserver.scheme.resources import ResourceType
 
-__all__ = ["MatchResources", "Matched", "request_namespace"]
+__all__ = ["MatchResources", "Matched"]
 
 
 @dataclass(frozen=True)
@@ -150,10 +151,3 @@ class MatchResources:
 def _name_matches(rule: dict[str, Any], request: AdmissionRequest) -> bool:
     names = rule.get("resourceNames")
     return not names or (isinstance(names, list) and request.name in names)
-
-
-def request_namespace(request: AdmissionRequest) -> str:
-    """kube-apiserver's ``attr.GetNamespace()``: a Namespace object's own name, but on create."""
-    if is_namespace_resource(request.resource) and request.operation != "CREATE":
-        return request.name
-    return request.namespace

@@ -29,18 +29,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.cel import CelEvalError
-from pyctrl._apiserver.admission.plugin.policy.cel import (
+from pyctrl._apiserver.admission.plugin.cel import (
     Activation,
     Compiled,
     MatchCondition,
     compile_expression,
+    compile_match_conditions,
     evaluate_match_conditions,
     evaluation_error,
+    request_namespace,
 )
-from pyctrl._apiserver.admission.plugin.policy.matching import MatchResources, request_namespace
+from pyctrl._apiserver.admission.plugin.policy.matching import MatchResources
 from pyctrl._apiserver.admission.plugin.policy.params import ConfigurationError, collect_params
 from pyctrl._apiserver.admission.plugin.policy.validating import (
-    compile_match_conditions,
     compile_variables,
     param_kind_of,
 )
@@ -231,7 +232,7 @@ class _Run:
             return []
         if matched is None:
             return []
-        out = []
+        out: list[tuple[Binding, dict[str, Any] | None, ResourceType]] = []
         for binding in bindings:
             try:
                 if binding.match is not None and binding.match.matches(self.host, request) is None:

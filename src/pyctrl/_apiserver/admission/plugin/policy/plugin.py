@@ -14,9 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from pyctrl._apiserver.admission.plugin.cel import Activation, no_authorizer, request_namespace
 from pyctrl._apiserver.admission.plugin.policy import mutating as _mutating
-from pyctrl._apiserver.admission.plugin.policy.cel import Activation, no_authorizer
-from pyctrl._apiserver.admission.plugin.policy.matching import Matched, request_namespace
 from pyctrl._apiserver.admission.plugin.policy.params import ConfigurationError, collect_params
 from pyctrl._apiserver.admission.plugin.policy.validating import (
     VALIDATION_FAILURE_KEY,
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
 
     from pyctrl._apiextensions.cel.authz import AuthorizeFunc
     from pyctrl._apiserver.admission.interfaces import AdmissionRequest, PluginHost
+    from pyctrl._apiserver.admission.plugin.policy.matching import Matched
     from pyctrl._apiserver.storage.store import StorageKey
 
 __all__ = ["MAP", "MAPB", "VAP", "VAPB", "PolicyPlugin"]
@@ -196,7 +196,7 @@ class PolicyPlugin:
             annotations[f"{policy.name}/{key}"] = ", ".join(values)
 
     @staticmethod
-    def _act(
+    def _act(  # noqa: PLR0917 - one decision's destinations: the request, the policy's lists
         request: AdmissionRequest,
         policy: Policy,
         binding: Binding,

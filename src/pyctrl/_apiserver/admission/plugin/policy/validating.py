@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from pyctrl._apiextensions.cel import CelEvalError
-from pyctrl._apiserver.admission.plugin.policy.cel import (
+from pyctrl._apiserver.admission.plugin.cel import (
     Compiled,
     MatchCondition,
     compile_expression,
+    compile_match_conditions,
     evaluate_match_conditions,
     evaluation_error,
 )
@@ -128,18 +129,6 @@ def compile_variables(spec: dict[str, Any]) -> dict[str, Compiled]:
             zip(names, [v for v in spec.get("variables") or [] if isinstance(v, dict)], strict=True)
         )
     }
-
-
-def compile_match_conditions(raw: Any, variables: list[str] | None) -> list[MatchCondition]:
-    """``matchConditions`` of a policy or a webhook."""
-    return [
-        MatchCondition(
-            str(c.get("name") or ""),
-            compile_expression(str(c.get("expression") or ""), variables),
-        )
-        for c in raw or []
-        if isinstance(c, dict)
-    ]
 
 
 def parse_policy(obj: dict[str, Any]) -> Policy:

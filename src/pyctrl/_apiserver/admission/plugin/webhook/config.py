@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.gofmt import go_quote as _quote
+from pyctrl._apiserver.admission.plugin.cel import MatchCondition, compile_match_conditions
 from pyctrl._apiserver.admission.plugin.webhook.client import DEFAULT_TIMEOUT_SECONDS
 from pyctrl._apiserver.apimachinery.fields import (
     LabelSelector,
@@ -75,7 +76,8 @@ class Hook:
     reinvoke_if_needed: bool
     client_config: Any
     review_versions: tuple[str, ...]
-    has_match_conditions: bool
+    match_conditions: tuple[MatchCondition, ...] = ()
+    """``matchConditions``, compiled (`pyctrl._apiserver.admission.plugin.cel`)."""
 
 
 def selector(raw: Any) -> tuple[LabelSelector | None, str]:
@@ -121,7 +123,7 @@ def parse_configuration(config: dict[str, Any]) -> list[Hook]:
                 review_versions=tuple(
                     str(v) for v in raw.get("admissionReviewVersions") or [] if isinstance(v, str)
                 ),
-                has_match_conditions=bool(raw.get("matchConditions")),
+                match_conditions=tuple(compile_match_conditions(raw.get("matchConditions"), None)),
             )
         )
     return hooks

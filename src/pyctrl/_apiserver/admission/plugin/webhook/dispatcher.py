@@ -16,6 +16,11 @@ import jsonpointer
 import orjson
 
 from pyctrl._apiextensions.gofmt import go_quote as _quote
+from pyctrl._apiserver.admission.plugin.cel import (
+    Activation,
+    evaluate_match_conditions,
+    no_authorizer,
+)
 from pyctrl._apiserver.admission.plugin.webhook.client import (
     CallFailedError,
     CallingWebhookError,
@@ -39,6 +44,7 @@ from pyctrl._apiserver.admission.plugin.webhook.config import (
 from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
     bad_request,
+    forbidden,
     internal,
     not_found,
 )
@@ -47,6 +53,7 @@ from pyctrl._apiserver.storage.keys import NAMESPACES
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from pyctrl._apiextensions.cel.authz import AuthorizeFunc
     from pyctrl._apiserver.admission.interfaces import AdmissionRequest, PluginHost
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import StorageKey
@@ -64,11 +71,20 @@ class WebhookDispatcher:
             ValidatingWebhookConfigurations are read on each request.
         services: ``"<namespace>/<name>"`` of a Service -> base URL that reaches it
             (the embedded server has no cluster DNS); see the module docstring.
+        authorize: Answers the ``authorizer`` of ``matchConditions``; None allows all.
     """
 
-    def __init__(self, server: PluginHost, *, services: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        server: PluginHost,
+        *,
+        services: Mapping[str, str] | None = None,
+        authorize: AuthorizeFunc | None = None,
+    ) -> None:
         self.server = server
         self.client = Client(services)
+        self.authorize: AuthorizeFunc = authorize or no_authorizer
+        """Answers ``authorizer`` questions of ``matchConditions`` (the server's RBAC)."""
         self._parsed: dict[StorageKey, dict[str, tuple[str, list[Hook]]]] = {
             MUTATING: {},
             VALIDATING: {},
@@ -193,12 +209,25 @@ class WebhookDispatcher:
             raise ns_error
         if obj_error is not None:
             raise obj_error
-        if hook.has_match_conditions:
-            raise internal(
-                f"webhook {_quote(hook.name)} has matchConditions, which the embedded API "
-                "server does not evaluate"
-            )
+        if hook.match_conditions and not self._conditions_match(hook, attrs, target):
+            return None
         return Invocation(hook, target)
+
+    def _conditions_match(self, hook: Hook, attrs: Attributes, target: ResourceType) -> bool:
+        """``matchconditions.Matcher.Match``: False skips the webhook; an error may fail."""
+        request = attrs.request
+        activation = Activation.build(self.server, request, target, self.authorize, attrs.obj)
+        matches, error = evaluate_match_conditions(
+            list(hook.match_conditions), activation.env(None)
+        )
+        if error and matches:
+            if hook.ignore_failures:
+                return False
+            logger.warning(
+                "Failed evaluating match conditions, failing closed %s: %s", hook.name, error
+            )
+            raise forbidden(request.resource.group, request.resource.plural, request.name, error)
+        return matches
 
     # --- calls ---------------------------------------------------------------------------
 
