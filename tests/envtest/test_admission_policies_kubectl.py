@@ -10,8 +10,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pyctrl._apiserver.options import install
 from pyctrl.envtest import Environment
 from tests.kubectl import Kubectl
+
+from .test_webhooks_support import dead_url
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -85,3 +88,228 @@ async def test_warn_action_sends_a_warning_kubectl_prints(kubectl: Kubectl) -> N
         "Warning: Validation failed for ValidatingAdmissionPolicy 'replica-limit' with binding "
         "'replica-limit-binding': replicas must be at most 5, got 9" in run.err
     ), run.err
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path) -> AsyncIterator[tuple[Environment, Kubectl]]:
+    async with Environment() as env:
+        yield env, Kubectl(env.kubeconfig_path, tmp_path / "cache", "default")
+
+
+async def test_audit_action_adds_the_validation_failure_annotation(
+    cluster: tuple[Environment, Kubectl],
+) -> None:
+    """An Audit binding admits the write and records the audit annotation of the failure."""
+    env, kubectl = cluster
+    assert env.server is not None
+    await kubectl("apply", "-f", "-", stdin=REPLICA_LIMIT.format(actions="Audit"))
+    await kubectl("apply", "-f", "-", stdin=configmap("big", "9"))
+    annotations = [a for r, a in env.server.policies.audit.records if r.name == "big"]
+    assert annotations == [
+        {
+            "validation.policy.admission.k8s.io/validation_failure": (
+                '[{"message":"replicas must be at most 5, got 9","policy":"replica-limit",'
+                '"binding":"replica-limit-binding","expressionIndex":0,'
+                '"validationActions":["Audit"]}]'
+            )
+        }
+    ]
+
+
+PARAM_LIMIT = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: param-limit
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["secrets"]
+  validations:
+  - expression: "size(object.data) <= int(params.data.max)"
+    messageExpression: "'at most ' + params.data.max + ' keys'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: param-limit-binding
+spec:
+  policyName: param-limit
+  validationActions: [Deny]
+  paramRef: {name: limits, namespace: default, parameterNotFoundAction: Deny}
+"""
+
+
+def secret(name: str, keys: int) -> str:
+    data = "".join(f"\n  k{i}: dg==" for i in range(keys))
+    return f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\ndata:{data}\n"
+
+
+async def test_a_param_change_takes_effect_without_restart(kubectl: Kubectl) -> None:
+    """Editing the ConfigMap a binding refers to changes the next verdict at once."""
+    await kubectl("apply", "-f", "-", stdin=PARAM_LIMIT)
+    missing = await kubectl("apply", "-f", "-", stdin=secret("s0", 1), check=False)
+    assert "failed to configure binding: no params found for policy binding with `Deny` " in (
+        missing.err
+    )
+    await kubectl("create", "configmap", "limits", "--from-literal=max=1")
+    denied = await kubectl("apply", "-f", "-", stdin=secret("s1", 2), check=False)
+    assert "denied request: at most 1 keys" in denied.err, denied.err
+    await kubectl("patch", "configmap", "limits", "-p", '{"data":{"max":"3"}}')
+    await kubectl("apply", "-f", "-", stdin=secret("s1", 2))
+
+
+DEFAULT_LABEL = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: default-tier
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  matchConditions:
+  - name: no-tier
+    expression: "!has(object.metadata.labels) || !('tier' in object.metadata.labels)"
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: "Object{metadata: Object.metadata{labels: {'tier': 'standard'}}}"
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: >-
+        [JSONPatch{op: 'add', path: '/metadata/annotations', value: {}},
+        JSONPatch{op: 'add', path: '/metadata/annotations/' +
+        jsonpatch.escapeKey('example.com/set-by'), value: 'policy'}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: default-tier-binding
+spec:
+  policyName: default-tier
+"""
+
+
+async def test_a_mutating_policy_sets_a_default(kubectl: Kubectl) -> None:
+    """A MutatingAdmissionPolicy's apply configuration and JSON patch reach the stored object."""
+    await kubectl("apply", "-f", "-", stdin=DEFAULT_LABEL)
+    await kubectl("apply", "-f", "-", stdin=configmap("plain", "1"))
+    stored = await kubectl.json("configmap", "plain")
+    assert stored["metadata"]["labels"] == {"tier": "standard"}
+    assert stored["metadata"]["annotations"] == {"example.com/set-by": "policy"}
+    await kubectl("apply", "-f", "-", stdin=configmap("gold", "1", "{tier: gold}"))
+    assert (await kubectl.json("configmap", "gold"))["metadata"]["labels"] == {"tier": "gold"}
+
+
+async def test_binding_selectors_narrow_the_policy(kubectl: Kubectl) -> None:
+    """A binding's objectSelector limits the policy to the labelled objects."""
+    await kubectl("apply", "-f", "-", stdin=REPLICA_LIMIT.format(actions="Deny"))
+    narrowed = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": "replica-limit-binding"},
+        "spec": {
+            "policyName": "replica-limit",
+            "validationActions": ["Deny"],
+            "matchResources": {"objectSelector": {"matchLabels": {"checked": "yes"}}},
+        },
+    }
+    await kubectl("apply", "-f", "-", stdin=narrowed)
+    await kubectl("apply", "-f", "-", stdin=configmap("free", "9"))
+    run = await kubectl(
+        "apply", "-f", "-", stdin=configmap("held", "9", "{checked: 'yes'}"), check=False
+    )
+    assert "denied request: replicas must be at most 5, got 9" in run.err, run.err
+
+
+BROKEN = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: broken
+spec:
+  failurePolicy: {policy}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  validations:
+  - expression: "object.data.missing == 'x'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: broken-binding
+spec:
+  policyName: broken
+  validationActions: [Deny]
+"""
+
+
+async def test_failure_policy_decides_a_runtime_error(kubectl: Kubectl) -> None:
+    """A CEL error denies under failurePolicy Fail and is ignored under Ignore."""
+    await kubectl("apply", "-f", "-", stdin=BROKEN.format(policy="Fail"))
+    run = await kubectl("apply", "-f", "-", stdin=configmap("a", "1"), check=False)
+    assert (
+        "denied request: expression 'object.data.missing == 'x'' resulted in error: "
+        "no such key: missing" in run.err
+    ), run.err
+    await kubectl("apply", "-f", "-", stdin=BROKEN.format(policy="Ignore"))
+    await kubectl("apply", "-f", "-", stdin=configmap("a", "1"))
+
+
+async def test_invalid_cel_is_refused_naming_the_field(kubectl: Kubectl) -> None:
+    """A policy whose expression does not compile is refused with 422 naming its field."""
+    bad = REPLICA_LIMIT.format(actions="Deny").replace(
+        "int(object.data.replicas) <= 5", "object.data.replicas <="
+    )
+    run = await kubectl("apply", "-f", "-", stdin=bad, check=False)
+    assert 'The ValidatingAdmissionPolicy "replica-limit" is invalid' in run.err, run.err
+    assert "spec.validations[0].expression: Invalid value:" in run.err
+    assert "compilation failed: ERROR: <input>:1:" in run.err
+
+
+WEBHOOK_WITH_CONDITION = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: conditional
+webhooks:
+- name: conditional.example.com
+  admissionReviewVersions: [v1]
+  sideEffects: None
+  clientConfig: {{url: "{url}"}}
+  rules:
+  - apiGroups: [""]
+    apiVersions: ["v1"]
+    operations: ["CREATE"]
+    resources: ["configmaps"]
+  matchConditions:
+  - name: only-checked
+    expression: "has(object.metadata.labels) && 'checked' in object.metadata.labels"
+"""
+
+
+async def test_webhook_match_conditions_skip_the_webhook(
+    cluster: tuple[Environment, Kubectl],
+) -> None:
+    """A webhook whose matchConditions are false is not called; true ones call it."""
+    env, kubectl = cluster
+    assert env.server is not None
+    install(env.server)
+    await kubectl("apply", "-f", "-", stdin=WEBHOOK_WITH_CONDITION.format(url=dead_url()))
+    await kubectl("apply", "-f", "-", stdin=configmap("skipped", "1"))
+    run = await kubectl(
+        "apply", "-f", "-", stdin=configmap("called", "1", "{checked: 'yes'}"), check=False
+    )
+    assert 'failed calling webhook "conditional.example.com"' in run.err, run.err
