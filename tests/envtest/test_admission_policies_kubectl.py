@@ -313,3 +313,62 @@ async def test_webhook_match_conditions_skip_the_webhook(
         "apply", "-f", "-", stdin=configmap("called", "1", "{checked: 'yes'}"), check=False
     )
     assert 'failed calling webhook "conditional.example.com"' in run.err, run.err
+
+
+WIDGET_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+"""
+
+WIDGET_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: widget-size
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["example.com"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["widgets"]
+  validations:
+  - expression: "object.spec.size <= 10"
+  - expression: "object.spec.colour == 'red'"
+"""
+
+
+async def test_type_checking_warnings_reach_the_policy_status(kubectl: Kubectl) -> None:
+    """An expression naming a field the kind's schema lacks is reported in status.typeChecking."""
+    await kubectl("apply", "-f", "-", stdin=WIDGET_CRD)
+    await kubectl("wait", "--for=condition=Established", "crd/widgets.example.com")
+    await kubectl("apply", "-f", "-", stdin=WIDGET_POLICY)
+    status = (await kubectl.json("validatingadmissionpolicy", "widget-size"))["status"]
+    assert status["observedGeneration"] == 1
+    assert status["typeChecking"] == {
+        "expressionWarnings": [
+            {
+                "fieldRef": "spec.validations[1].expression",
+                "warning": "example.com/v1, Kind=Widget: ERROR: <input>:1:12: undefined field "
+                "'colour'\n | object.spec.colour == 'red'\n | ...........^\n",
+            }
+        ]
+    }
