@@ -372,3 +372,61 @@ async def test_type_checking_warnings_reach_the_policy_status(kubectl: Kubectl) 
             }
         ]
     }
+
+
+AUTHZ_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: reader-must-exist
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  variables:
+  - name: reader
+    expression: "authorizer.serviceAccount(object.metadata.namespace, 'reader')"
+  validations:
+  - expression: >-
+      variables.reader.group('').resource('configmaps')
+      .namespace(object.metadata.namespace).check('list').allowed()
+    message: the reader service account cannot list configmaps here
+  - expression: "namespaceObject.metadata.name == object.metadata.namespace"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: reader-must-exist-binding
+spec:
+  policyName: reader-must-exist
+  validationActions: [Deny]
+"""
+
+READER_RBAC = """
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: configmap-reader}
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: configmap-reader}
+subjects:
+- {kind: ServiceAccount, name: reader, namespace: default}
+"""
+
+
+async def test_the_authorizer_variable_follows_the_server_rbac(kubectl: Kubectl) -> None:
+    """authorizer checks answer from the server's RBAC: a RoleBinding turns a denial around."""
+    await kubectl("apply", "-f", "-", stdin=AUTHZ_POLICY)
+    run = await kubectl("apply", "-f", "-", stdin=configmap("a", "1"), check=False)
+    assert "the reader service account cannot list configmaps here" in run.err, run.err
+    await kubectl("apply", "-f", "-", stdin=READER_RBAC)
+    await kubectl("apply", "-f", "-", stdin=configmap("a", "1"))
