@@ -6,6 +6,7 @@ as raw YAML, then shows the verdict as kubectl reports it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -18,9 +19,10 @@ from .test_webhooks_support import dead_url
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
-    from pathlib import Path
 
 pytestmark = pytest.mark.kubectl
+
+DOCS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "envtest-server.md").read_text()
 
 REPLICA_LIMIT = """
 apiVersion: admissionregistration.k8s.io/v1
@@ -430,3 +432,27 @@ async def test_the_authorizer_variable_follows_the_server_rbac(kubectl: Kubectl)
     assert "the reader service account cannot list configmaps here" in run.err, run.err
     await kubectl("apply", "-f", "-", stdin=READER_RBAC)
     await kubectl("apply", "-f", "-", stdin=configmap("a", "1"))
+
+
+async def test_the_documented_policy_refuses_as_documented(kubectl: Kubectl) -> None:
+    """docs/envtest-server.md's policy, applied with kubectl, prints the documented refusal."""
+    section = DOCS_PAGE.split("\n## Admission policies\n", 1)[1]
+    manifest = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    shown = section.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    await kubectl("apply", "-f", "-", stdin=manifest)
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 9,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
+        },
+    }
+    run = await kubectl("apply", "-f", "-", stdin=deployment, check=False)
+    assert shown[0] == "$ kubectl apply -f big-deployment.yaml"
+    assert run.err == shown[1] + "\n"
