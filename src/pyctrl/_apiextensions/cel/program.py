@@ -51,14 +51,7 @@ class Program:
         Raises:
             CelEvalError: Evaluation failed.
         """
-        try:
-            return self._fn(env)
-        except CelEvalError:
-            raise
-        except RecursionError:
-            raise CelEvalError("max recursion depth exceeded") from None
-        except _PY_ERRORS as e:
-            raise CelEvalError(f"no such overload: {e}") from None
+        return _guarded(self._fn, env)
 
     def evaluate(
         self,
@@ -92,14 +85,19 @@ class Program:
                 env["oldSelf"] = Optional(True, old) if has_old else _NONE
             elif has_old:
                 env["oldSelf"] = old
-        try:
-            return self._fn(env)
-        except CelEvalError:
-            raise
-        except RecursionError:
-            raise CelEvalError("max recursion depth exceeded") from None
-        except _PY_ERRORS as e:
-            raise CelEvalError(f"no such overload: {e}") from None
+        return _guarded(self._fn, env)
+
+
+def _guarded(fn: Fn, env: dict[str, Any]) -> Any:
+    """Run a compiled expression; Python's own errors become CEL evaluation errors."""
+    try:
+        return fn(env)
+    except CelEvalError:
+        raise
+    except RecursionError:
+        raise CelEvalError("max recursion depth exceeded") from None
+    except _PY_ERRORS as e:
+        raise CelEvalError(f"no such overload: {e}") from None
 
 
 def compile_expression(

@@ -37,10 +37,9 @@ from pyctrl._apiserver.admission.plugin.cel import (
     compile_match_conditions,
     evaluate_match_conditions,
     evaluation_error,
-    request_namespace,
 )
+from pyctrl._apiserver.admission.plugin.policy.generic import at_version, invocations
 from pyctrl._apiserver.admission.plugin.policy.matching import MatchResources
-from pyctrl._apiserver.admission.plugin.policy.params import ConfigurationError, collect_params
 from pyctrl._apiserver.admission.plugin.policy.validating import (
     compile_variables,
     param_kind_of,
@@ -221,33 +220,13 @@ class _Run:
         self, policy: MutatingPolicy, bindings: list[Binding]
     ) -> list[tuple[Binding, dict[str, Any] | None, ResourceType]]:
         """The policy's matching binding-param pairs (errors recorded)."""
-        request = self.request
-        if policy.match is None:
-            self.error(policy, "", "policy contained no match constraints, a required field")
-            return []
-        try:
-            matched = policy.match.matches(self.host, request)
-        except StatusError as exc:
-            self.error(policy, "", exc.message)
-            return []
+        found = invocations(self.host, self.request, policy.match, policy.param_kind, bindings)
+        for binding, message in found.errors:
+            self.error(policy, binding, message)
+        matched = found.matched
         if matched is None:
             return []
-        out: list[tuple[Binding, dict[str, Any] | None, ResourceType]] = []
-        for binding in bindings:
-            try:
-                if binding.match is not None and binding.match.matches(self.host, request) is None:
-                    continue
-                params = collect_params(
-                    self.host, policy.param_kind, binding.param_ref, request_namespace(request)
-                )
-            except StatusError as exc:
-                self.error(policy, binding.name, exc.message)
-                continue
-            except ConfigurationError as exc:
-                self.error(policy, binding.name, str(exc))
-                continue
-            out.extend((binding, p, matched.rt) for p in params)
-        return out
+        return [(binding, param, matched) for binding, param in found.calls]
 
     def invoke(
         self,
@@ -257,11 +236,10 @@ class _Run:
         matched: ResourceType,
     ) -> bool:
         """Run one invocation's mutations; whether the object changed."""
-        api = self.host.api
         rt = self.request.resource
-        convert = (matched.group, matched.version) != (rt.group, rt.version)
-        obj = api.to_external(matched, api.to_storage(rt, self.obj)) if convert else self.obj
+        obj = at_version(self.host, self.obj, rt, matched) or {}
         activation = Activation.build(self.host, self.request, matched, self.authorize, obj)
+        activation.old = at_version(self.host, self.request.old, rt, matched)
         matches, error = evaluate_match_conditions(
             policy.match_conditions, activation.env(param, policy.variables)
         )
@@ -282,7 +260,7 @@ class _Run:
                 return False
         if obj == before:
             return False
-        self.obj = api.to_external(rt, api.to_storage(matched, obj)) if convert else obj
+        self.obj = at_version(self.host, obj, matched, rt) or {}
         return True
 
     def refusal(self) -> StatusError:

@@ -37,6 +37,8 @@ from pyctrl._apiserver.admission.plugin.webhook.config import (
     Hook,
     Invocation,
     is_namespace_resource,
+    namespace_selector_matches,
+    object_selector_matches,
     parse_configuration,
     rule_matches,
     verify_admission_response,
@@ -46,9 +48,7 @@ from pyctrl._apiserver.apimachinery.errors import (
     bad_request,
     forbidden,
     internal,
-    not_found,
 )
-from pyctrl._apiserver.storage.keys import NAMESPACES
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -138,38 +138,20 @@ class WebhookDispatcher:
     def _namespace_matches(self, hook: Hook, attrs: Attributes) -> tuple[bool, StatusError | None]:
         """``namespace.Matcher.MatchNamespaceSelector``."""
         request = attrs.request
-        is_namespace = is_namespace_resource(request.resource)
-        if not attrs.namespace and not is_namespace:
+        if not attrs.namespace and not is_namespace_resource(request.resource):
             return True, None
         if hook.namespace_selector_error:
             return False, internal(hook.namespace_selector_error)
-        selector = hook.namespace_selector
-        if selector is None or selector.empty:
-            return True, None
-        if is_namespace and not request.subresource and request.operation in ("CREATE", "UPDATE"):
-            labels = ((attrs.obj or {}).get("metadata") or {}).get("labels")
-        else:
-            stored = self.server.store.get(NAMESPACES, "", attrs.namespace)
-            if stored is None:
-                return False, not_found("", "namespaces", attrs.namespace)
-            labels = (stored.get("metadata") or {}).get("labels")
-        return selector.matches(labels if isinstance(labels, dict) else None), None
+        return namespace_selector_matches(
+            self.server, request, attrs.namespace, hook.namespace_selector
+        )
 
     @staticmethod
     def _object_matches(hook: Hook, attrs: Attributes) -> tuple[bool, StatusError | None]:
         """``object.Matcher.MatchObjectSelector``: the new or the old object's labels."""
         if hook.object_selector_error:
             return False, internal(hook.object_selector_error)
-        selector = hook.object_selector
-        if selector is None or selector.empty:
-            return True, None
-        for obj in (attrs.obj, attrs.request.old):
-            if obj is None:
-                continue
-            labels = (obj.get("metadata") or {}).get("labels")
-            if selector.matches(labels if isinstance(labels, dict) else None):
-                return True, None
-        return False, None
+        return object_selector_matches(hook.object_selector, attrs.obj, attrs.request.old), None
 
     def _invocation(self, hook: Hook, attrs: Attributes) -> Invocation | None:
         """``Webhook.ShouldCallHook``: the invocation, None to skip, StatusError to fail."""
