@@ -98,6 +98,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[tuple[Environment, Kubectl]]:
         yield env, Kubectl(env.kubeconfig_path, tmp_path / "cache", "default")
 
 
+@pytest.mark.embedded_only
 async def test_audit_action_adds_the_validation_failure_annotation(
     cluster: tuple[Environment, Kubectl],
 ) -> None:
@@ -302,6 +303,7 @@ webhooks:
 """
 
 
+@pytest.mark.embedded_only
 async def test_webhook_match_conditions_skip_the_webhook(
     cluster: tuple[Environment, Kubectl],
 ) -> None:
@@ -456,3 +458,144 @@ async def test_the_documented_policy_refuses_as_documented(kubectl: Kubectl) -> 
     run = await kubectl("apply", "-f", "-", stdin=deployment, check=False)
     assert shown[0] == "$ kubectl apply -f big-deployment.yaml"
     assert run.err == shown[1] + "\n"
+
+
+LIMIT_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: limits.example.com
+spec:
+  group: example.com
+  scope: Cluster
+  names: {plural: limits, singular: limit, kind: Limit, listKind: LimitList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              maxKeys: {type: integer}
+"""
+
+CRD_PARAM_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: key-limit
+spec:
+  paramKind: {apiVersion: example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  validations:
+  - expression: "size(object.data) <= params.spec.maxKeys"
+    messageExpression: "'limit ' + params.metadata.name + ' allows ' + string(params.spec.maxKeys)"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: key-limit-binding
+spec:
+  policyName: key-limit
+  validationActions: [Deny]
+  paramRef:
+    selector: {matchLabels: {enforced: "yes"}}
+    parameterNotFoundAction: Allow
+"""
+
+
+def limit(name: str, max_keys: int, enforced: str) -> str:
+    return (
+        f"apiVersion: example.com/v1\nkind: Limit\nmetadata:\n  name: {name}\n"
+        f"  labels: {{enforced: '{enforced}'}}\nspec: {{maxKeys: {max_keys}}}\n"
+    )
+
+
+async def test_custom_resource_params_selected_by_label(kubectl: Kubectl) -> None:
+    """Each custom resource the paramRef selector matches is a parameter; none found: Allow."""
+    await kubectl("apply", "-f", "-", stdin=LIMIT_CRD)
+    await kubectl("wait", "--for=condition=Established", "crd/limits.example.com")
+    await kubectl("apply", "-f", "-", stdin=CRD_PARAM_POLICY)
+    await kubectl("apply", "-f", "-", stdin=configmap("free", "1"))
+    await kubectl("apply", "-f", "-", stdin=limit("lax", 5, "yes"))
+    await kubectl("apply", "-f", "-", stdin=limit("strict", 0, "no"))
+    await kubectl("apply", "-f", "-", stdin=configmap("one", "1"))
+    await kubectl("label", "limit", "strict", "enforced=yes", "--overwrite")
+    run = await kubectl("apply", "-f", "-", stdin=configmap("two", "1"), check=False)
+    assert "denied request: limit strict allows 0" in run.err, run.err
+
+
+FAILING_MUTATION = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: bad-patch
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    namespaceSelector: {matchLabels: {team: a}}
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  mutations:
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: "[JSONPatch{op: 'remove', path: '/spec/nothing'}]"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: bad-patch-binding
+spec:
+  policyName: bad-patch
+"""
+
+
+async def test_a_failing_mutation_refuses_in_selected_namespaces_only(kubectl: Kubectl) -> None:
+    """A patch that does not apply refuses with 403 under Fail, only where the namespace matches."""
+    await kubectl("apply", "-f", "-", stdin=FAILING_MUTATION)
+    await kubectl("apply", "-f", "-", stdin=configmap("elsewhere", "1"))
+    await kubectl("create", "namespace", "team-a")
+    await kubectl("label", "namespace", "team-a", "team=a")
+    run = await kubectl(
+        "apply", "-n", "team-a", "-f", "-", stdin=configmap("here", "1"), check=False
+    )
+    # Reason Invalid (kubectl words it so) on a 403, with the policy error as the cause.
+    assert run.err.startswith(
+        "The configmaps \"here\" is invalid: : policy 'bad-patch' with binding "
+        "'bad-patch-binding' denied request: JSON Patch: remove operation does not apply"
+    ), run.err
+
+
+async def test_the_policy_kinds_are_served(kubectl: Kubectl) -> None:
+    """Discovery lists the four kinds, cluster-scoped, in admissionregistration.k8s.io/v1."""
+    run = await kubectl("api-resources", "--api-group=admissionregistration.k8s.io", "-o", "name")
+    assert set(run.out.split()) >= {
+        "validatingadmissionpolicies.admissionregistration.k8s.io",
+        "validatingadmissionpolicybindings.admissionregistration.k8s.io",
+        "mutatingadmissionpolicies.admissionregistration.k8s.io",
+        "mutatingadmissionpolicybindings.admissionregistration.k8s.io",
+    }
+    await kubectl("apply", "-f", "-", stdin=DEFAULT_LABEL)
+    listed = await kubectl(
+        "get", "mutatingadmissionpolicies,mutatingadmissionpolicybindings", "-o", "name"
+    )
+    assert listed.out.split() == [
+        "mutatingadmissionpolicy.admissionregistration.k8s.io/default-tier",
+        "mutatingadmissionpolicybinding.admissionregistration.k8s.io/default-tier-binding",
+    ]
+    stored = await kubectl.json("mutatingadmissionpolicy", "default-tier")
+    assert stored["spec"]["failurePolicy"] == "Fail"
+    assert stored["spec"]["reinvocationPolicy"] == "Never"
+    assert stored["spec"]["matchConstraints"]["matchPolicy"] == "Equivalent"
