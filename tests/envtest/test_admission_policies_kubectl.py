@@ -574,7 +574,7 @@ async def test_a_failing_mutation_refuses_in_selected_namespaces_only(kubectl: K
     # Reason Invalid (kubectl words it so) on a 403, with the policy error as the cause.
     assert run.err.startswith(
         "The configmaps \"here\" is invalid: : policy 'bad-patch' with binding "
-        "'bad-patch-binding' denied request: JSON Patch: remove operation does not apply"
+        "'bad-patch-binding' denied request: JSONPath: remove operation does not apply"
     ), run.err
 
 

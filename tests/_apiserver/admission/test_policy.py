@@ -192,3 +192,22 @@ def test_apply_configurations_merge_lists_by_key() -> None:
         {"name": "b", "image": "b:2"},
     ]
     assert merged["spec"]["tolerations"] == [{"key": "y"}]
+
+
+def test_a_failed_json_patch_test_leaves_the_object_alone() -> None:
+    """A JSONPatch whose test operation fails is not applied, and is no error."""
+    from pyctrl._apiserver.admission.plugin.cel import compile_expression
+    from pyctrl._apiserver.admission.plugin.policy.mutating import Mutation, _apply_mutation
+
+    rt = next(t for t in builtin_types() if t.plural == "configmaps")
+    guarded = Mutation(
+        "JSONPatch",
+        compile_expression(
+            "[JSONPatch{op: 'test', path: '/data/a', value: 'x'},"
+            " JSONPatch{op: 'replace', path: '/data/a', value: 'y'}]",
+            constructors=True,
+        ),
+    )
+    obj = {"data": {"a": "z"}}
+    assert _apply_mutation(guarded, {}, obj, rt) == {"data": {"a": "z"}}
+    assert _apply_mutation(guarded, {}, {"data": {"a": "x"}}, rt) == {"data": {"a": "y"}}

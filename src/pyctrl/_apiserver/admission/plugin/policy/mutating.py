@@ -9,7 +9,9 @@ As ``k8s.io/apiserver/pkg/admission/plugin/policy/mutating/{dispatcher,patch}``:
   merges: maps field by field, lists with ``x-kubernetes-list-type: map`` (or a built-in
   kind's merge key) item by item, every other list replaced;
 - ``JSONPatch``: the expression returns a list of ``JSONPatch{op, path, value, from}``
-  applied as an RFC 6902 patch (``jsonpatch.escapeKey`` escapes a key for a path);
+  applied as an RFC 6902 patch (``jsonpatch.escapeKey`` escapes a key for a path); a
+  failed ``test`` operation leaves the object unchanged, any other failure is an error
+  (``JSONPath: <error>``, kube-apiserver's wording);
 - ``reinvocationPolicy: IfNeeded``: when a later policy changed the object, an earlier
   IfNeeded policy runs once more;
 - an error (compilation, evaluation, a patch that does not apply, a failed match
@@ -187,7 +189,10 @@ def _apply_mutation(
     try:
         return json_patch(obj, result)
     except PatchError as exc:
-        raise MutationError(f"JSON Patch: {exc.detail}") from None
+        if exc.detail.endswith(": test failed"):
+            # A failed ``test`` operation leaves the object as it was (jsonpatch.ErrTestFailed).
+            return obj
+        raise MutationError(f"JSONPath: {exc.detail}") from None
 
 
 # --- dispatch -----------------------------------------------------------------------------
