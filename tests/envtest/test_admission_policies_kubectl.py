@@ -599,3 +599,70 @@ async def test_the_policy_kinds_are_served(kubectl: Kubectl) -> None:
     assert stored["spec"]["failurePolicy"] == "Fail"
     assert stored["spec"]["reinvocationPolicy"] == "Never"
     assert stored["spec"]["matchConstraints"]["matchPolicy"] == "Equivalent"
+
+
+def mutating_policy(name: str, reinvocation: str, condition: str, labels: str) -> str:
+    return f"""
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: {name}
+spec:
+  reinvocationPolicy: {reinvocation}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  matchConditions:
+  - name: when
+    expression: "{condition}"
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: "Object{{metadata: Object.metadata{{labels: {labels}}}}}"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: {name}
+spec:
+  policyName: {name}
+"""
+
+
+async def test_if_needed_policies_run_again_after_a_later_change(kubectl: Kubectl) -> None:
+    """An IfNeeded policy sees what a later policy added; the result is validated again."""
+    has_b = "has(object.metadata.labels) && 'b' in object.metadata.labels"
+    await kubectl(
+        "apply", "-f", "-", stdin=mutating_policy("a-first", "IfNeeded", has_b, "{'seen': 'b'}")
+    )
+    await kubectl(
+        "apply", "-f", "-", stdin=mutating_policy("b-second", "Never", "true", "{'b': 'x'}")
+    )
+    await kubectl("apply", "-f", "-", stdin=configmap("c", "1"))
+    labels = (await kubectl.json("configmap", "c"))["metadata"]["labels"]
+    assert labels == {"b": "x", "seen": "b"}
+    bad = mutating_policy("c-bad", "Never", "true", "{'bad': 'not a valid value!'}")
+    await kubectl("apply", "-f", "-", stdin=bad)
+    run = await kubectl("apply", "-f", "-", stdin=configmap("d", "1"), check=False)
+    assert 'The ConfigMap "d" is invalid: metadata.labels: Invalid value: "not a valid value!"' in (
+        run.err
+    ), run.err
+
+
+async def test_excluded_resource_names_are_not_checked(kubectl: Kubectl) -> None:
+    """excludeResourceRules with resourceNames keep named objects out of the policy."""
+    policy = REPLICA_LIMIT.format(actions="Deny").replace(
+        '      resources: ["configmaps"]\n  validations:',
+        '      resources: ["configmaps"]\n'
+        "    excludeResourceRules:\n"
+        '    - {apiGroups: [""], apiVersions: ["v1"], operations: ["*"], resources: ["configmaps"],'
+        " resourceNames: [exempt]}\n"
+        "  validations:",
+    )
+    await kubectl("apply", "-f", "-", stdin=policy)
+    await kubectl("apply", "-f", "-", stdin=configmap("exempt", "9"))
+    run = await kubectl("apply", "-f", "-", stdin=configmap("checked", "9"), check=False)
+    assert "replicas must be at most 5, got 9" in run.err, run.err
