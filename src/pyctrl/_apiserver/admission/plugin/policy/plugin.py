@@ -140,9 +140,11 @@ class PolicyPlugin:
     ) -> None:
         found = invocations(self.host, request, policy.match, policy.param_kind, bindings)
         if not policy.ignore_failures:
-            for binding, message in found.errors:
-                prefix = "failed to configure binding" if binding else "failed to configure policy"
-                denied.append(_Denied(policy.name, binding, Decision(f"{prefix}: {message}")))
+            for binding_name, message in found.errors:
+                prefix = (
+                    "failed to configure binding" if binding_name else "failed to configure policy"
+                )
+                denied.append(_Denied(policy.name, binding_name, Decision(f"{prefix}: {message}")))
         if found.matched is None or not found.calls:
             return
         rt = request.resource
