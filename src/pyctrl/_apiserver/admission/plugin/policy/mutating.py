@@ -34,17 +34,16 @@ from pyctrl._apiextensions.cel import CelEvalError
 from pyctrl._apiserver.admission.plugin.cel import (
     Activation,
     Compiled,
-    MatchCondition,
     compile_expression,
-    compile_match_conditions,
     evaluate_match_conditions,
     evaluation_error,
 )
-from pyctrl._apiserver.admission.plugin.policy.generic import at_version, invocations
-from pyctrl._apiserver.admission.plugin.policy.matching import MatchResources
-from pyctrl._apiserver.admission.plugin.policy.validating import (
-    compile_variables,
-    param_kind_of,
+from pyctrl._apiserver.admission.plugin.policy.generic import (
+    Binding,
+    PolicyBase,
+    at_version,
+    common_fields,
+    invocations,
 )
 from pyctrl._apiserver.apimachinery.errors import Cause, StatusError
 from pyctrl._apiserver.fieldmanager.merge_keys import Node, builtin_root, schema_root
@@ -53,7 +52,6 @@ from pyctrl._apiserver.fieldmanager.patch import PatchError, json_patch
 if TYPE_CHECKING:
     from pyctrl._apiextensions.cel.authz import AuthorizeFunc
     from pyctrl._apiserver.admission.interfaces import AdmissionRequest, PluginHost
-    from pyctrl._apiserver.admission.plugin.policy.validating import Binding
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["MutatingPolicy", "dispatch", "parse_policy"]
@@ -68,24 +66,18 @@ class Mutation:
 
 
 @dataclass(frozen=True)
-class MutatingPolicy:
+class MutatingPolicy(PolicyBase):
     """A stored MutatingAdmissionPolicy, parsed and compiled."""
 
-    name: str
-    ignore_failures: bool
     reinvoke_if_needed: bool
-    param_kind: tuple[str, str] | None
-    match: MatchResources | None
-    match_conditions: list[MatchCondition]
-    variables: dict[str, Compiled]
     mutations: list[Mutation]
 
 
 def parse_policy(obj: dict[str, Any]) -> MutatingPolicy:
     """Compile a MutatingAdmissionPolicy."""
     spec = obj.get("spec") or {}
-    variables = compile_variables(spec)
-    names = list(variables)
+    common = common_fields(obj)
+    names = list(common["variables"])
     mutations = []
     for raw in spec.get("mutations") or []:
         if not isinstance(raw, dict):
@@ -97,13 +89,8 @@ def parse_policy(obj: dict[str, Any]) -> MutatingPolicy:
             Mutation(patch_type, compile_expression(expression, names, constructors=True))
         )
     return MutatingPolicy(
-        name=str((obj.get("metadata") or {}).get("name") or ""),
-        ignore_failures=spec.get("failurePolicy") == "Ignore",
+        **common,
         reinvoke_if_needed=spec.get("reinvocationPolicy") == "IfNeeded",
-        param_kind=param_kind_of(spec),
-        match=MatchResources.parse(spec.get("matchConstraints")),
-        match_conditions=compile_match_conditions(spec.get("matchConditions"), names),
-        variables=variables,
         mutations=mutations,
     )
 

@@ -16,16 +16,19 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pyctrl._apiserver.admission.plugin.cel import Activation, no_authorizer
 from pyctrl._apiserver.admission.plugin.policy import mutating as _mutating
-from pyctrl._apiserver.admission.plugin.policy.generic import at_version, invocations
+from pyctrl._apiserver.admission.plugin.policy.generic import (
+    Binding,
+    at_version,
+    invocations,
+    parse_binding,
+)
 from pyctrl._apiserver.admission.plugin.policy.validating import (
     VALIDATION_FAILURE_KEY,
     AuditSink,
-    Binding,
     Decision,
     Policy,
     denial_error,
     evaluate,
-    parse_binding,
     parse_policy,
     validation_failure_annotation,
 )
