@@ -28,6 +28,7 @@ from pyctrl._apiserver.authentication import User
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
     from pyctrl._apiserver.storage.store import Store
 
 __all__ = [

@@ -16,12 +16,13 @@ the other manifests (``config/policy/``)::
 
 - `ValidatingPolicy`: CEL `Validation` rules (message, ``messageExpression``, reason),
   the match (``for_`` gives the resource rules; operations, namespace and object
-  selectors, ``exclude``, explicit ``rules``), match conditions (`MatchCondition`),
-  variables (`Variable`), audit annotations (`AuditAnnotation`), ``failure_policy``,
-  params from a custom resource or a ConfigMap (``params=``), and bindings (`Binding`:
-  a `ParamRef`, the validation actions ``Deny``, ``Warn``, ``Audit``, selectors).
-  `ValidatingPolicy.evaluate` runs the CEL here on JSON objects (a unit test without a
-  server); `ValidatingPolicy.validator` serves the same typed rules from a webhook.
+  selectors, ``exclude``, explicit ``rules``), match conditions (`MatchCondition`, the
+  webhooks' own), variables (`Variable`), audit annotations (`AuditAnnotation`),
+  ``failure_policy``, params from a custom resource or a ConfigMap (``params=``), and
+  bindings (`Binding`: a `ParamRef`, the validation actions ``Deny``, ``Warn``,
+  ``Audit``, selectors). `ValidatingPolicy.evaluate` runs the CEL here on JSON objects
+  (a unit test without a server); `ValidatingPolicy.validator` serves the same typed
+  rules from a webhook.
 - `MutatingPolicy`: mutations (`Mutation`: ``ApplyConfiguration`` or ``JSONPatch``),
   with the same match, params and bindings.
 - Typed helpers write the common rules, each with a message and its Python twin:
@@ -63,7 +64,6 @@ from pyctrl.policy._types import (
     AuditAnnotation,
     Binding,
     Evaluation,
-    MatchCondition,
     Mutation,
     ParamRef,
     PolicyError,
@@ -71,6 +71,7 @@ from pyctrl.policy._types import (
     Validation,
     Variable,
 )
+from pyctrl.webhook import MatchCondition
 
 __all__ = [
     "VALIDATION_ACTIONS",

@@ -38,12 +38,12 @@ if TYPE_CHECKING:
 
     from pyctrl.policy._types import (
         AuditAnnotation,
-        MatchCondition,
         Mutation,
         ResourceRule,
         Validation,
         Variable,
     )
+    from pyctrl.webhook import MatchCondition
 
 __all__ = ["Checked", "check", "evaluate"]
 

@@ -10,7 +10,6 @@ from pyctrl.policy._types import (
     AuditAnnotation,
     Binding,
     Evaluation,
-    MatchCondition,
     Mutation,
     PolicyError,
     ResourceRule,
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from pyctrl.meta import GroupVersionKind
+    from pyctrl.webhook import MatchCondition
 
 __all__ = ["MutatingPolicy", "PolicyValidator", "ValidatingPolicy"]
 

@@ -20,7 +20,6 @@ __all__ = [
     "AuditAnnotation",
     "Binding",
     "Evaluation",
-    "MatchCondition",
     "Mutation",
     "ParamRef",
     "PolicyError",
@@ -121,18 +120,6 @@ class Validation:
 @dataclass(frozen=True)
 class Variable:
     """A named CEL expression, seen by later variables and rules as ``variables.<name>``."""
-
-    name: str
-    expression: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The wire form."""
-        return {"name": self.name, "expression": self.expression}
-
-
-@dataclass(frozen=True)
-class MatchCondition:
-    """A CEL expression that must be true for the policy to run at all (a pre-filter)."""
 
     name: str
     expression: str

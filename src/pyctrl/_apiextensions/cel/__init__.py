@@ -73,9 +73,9 @@ from pyctrl._apiextensions.cel.types import DYN, T, schema_type
 from pyctrl._apiextensions.cel.values import CelCompileError, CelEvalError, parse_quantity
 
 __all__ = [
+    "DYN",
     "CelCompileError",
     "CelEvalError",
-    "DYN",
     "CompiledRule",
     "Program",
     "T",

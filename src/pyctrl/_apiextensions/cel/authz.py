@@ -17,8 +17,8 @@ builds the question (`ResourceCheck`, `PathCheck`) and holds the answer (`Decisi
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pyctrl._apiextensions.cel.types import BOOL, DYN, STRING, T
@@ -111,7 +111,8 @@ def _setter(field: str) -> Callable[[Any, Any], ResourceCheck]:
     def set_field(target: Any, value: Any) -> ResourceCheck:
         if not isinstance(target, ResourceCheck) or not isinstance(value, str):
             raise _bad(field, target)
-        return dataclasses.replace(target, **{field: value})
+        changes: dict[str, Any] = {field: value}
+        return dataclasses.replace(target, **changes)
 
     return set_field
 

@@ -51,14 +51,7 @@ class Program:
         Raises:
             CelEvalError: Evaluation failed.
         """
-        try:
-            return self._fn(env)
-        except CelEvalError:
-            raise
-        except RecursionError:
-            raise CelEvalError("max recursion depth exceeded") from None
-        except _PY_ERRORS as e:
-            raise CelEvalError(f"no such overload: {e}") from None
+        return _guarded(self._fn, env)
 
     def evaluate(
         self,
@@ -92,14 +85,19 @@ class Program:
                 env["oldSelf"] = Optional(True, old) if has_old else _NONE
             elif has_old:
                 env["oldSelf"] = old
-        try:
-            return self._fn(env)
-        except CelEvalError:
-            raise
-        except RecursionError:
-            raise CelEvalError("max recursion depth exceeded") from None
-        except _PY_ERRORS as e:
-            raise CelEvalError(f"no such overload: {e}") from None
+        return _guarded(self._fn, env)
+
+
+def _guarded(fn: Fn, env: dict[str, Any]) -> Any:
+    """Run a compiled expression; Python's own errors become CEL evaluation errors."""
+    try:
+        return fn(env)
+    except CelEvalError:
+        raise
+    except RecursionError:
+        raise CelEvalError("max recursion depth exceeded") from None
+    except _PY_ERRORS as e:
+        raise CelEvalError(f"no such overload: {e}") from None
 
 
 def compile_expression(
@@ -121,14 +119,8 @@ def compile_expression(
     """
     st = self_type or DYN
     old_t = T("optional", st) if optional_old_self else st
-    tree = _parse_or_raise(source)
     compiler = _Compiler(source, st, old_t)
-    try:
-        fn, result_t = compiler.compile(tree)
-    except _CompileFailedError as e:
-        raise CelCompileError(str(e)) from None
-    except RecursionError:
-        raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
+    fn, result_t = _compile(source, compiler)
     return Program(source, fn, result_t, compiler.uses_old_self, st)
 
 
@@ -153,15 +145,20 @@ def compile_env(
     Raises:
         CelCompileError: The expression does not parse or does not type-check.
     """
-    tree = _parse_or_raise(source)
     compiler = _Compiler(source, DYN, DYN, decls=decls, lazy=lazy, constructors=constructors)
+    fn, result_t = _compile(source, compiler)
+    return Program(source, fn, result_t, False, DYN)
+
+
+def _compile(source: str, compiler: _Compiler) -> tuple[Fn, T]:
+    """Parse and check ``source`` with ``compiler``; `CelCompileError` with cel-go's issue."""
+    tree = _parse_or_raise(source)
     try:
-        fn, result_t = compiler.compile(tree)
+        return compiler.compile(tree)
     except _CompileFailedError as e:
         raise CelCompileError(str(e)) from None
     except RecursionError:
         raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
-    return Program(source, fn, result_t, False, DYN)
 
 
 def _parse_or_raise(source: str) -> Any:

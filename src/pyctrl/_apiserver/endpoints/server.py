@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from pyctrl._apiserver import discovery as _discovery
-from pyctrl._apiserver.authentication import Authenticator
 from pyctrl._apiserver.admission.plugin.policy.plugin import PolicyPlugin
+from pyctrl._apiserver.authentication import Authenticator
 from pyctrl._apiserver.authorization import BOOTSTRAP_POLICY, Authorizer, cel_authorize
 from pyctrl._apiserver.controllers.manager import ControllerManager
 from pyctrl._apiserver.endpoints.filters import (

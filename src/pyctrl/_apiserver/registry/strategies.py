@@ -98,7 +98,7 @@ class Strategies:
                 ValidatingWebhookConfigurationStrategy()
             ),
             ("admissionregistration.k8s.io", "validatingadmissionpolicies"): (
-                ValidatingAdmissionPolicyStrategy()
+                ValidatingAdmissionPolicyStrategy(store)
             ),
             ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): (
                 ValidatingAdmissionPolicyBindingStrategy()

@@ -1,7 +1,6 @@
-"""MutatingAdmissionPolicys (pkg/registry/admissionregistration/mutatingadmissionpolicy).
+"""MutatingAdmissionPolicys (kube-apiserver's pkg/registry/admissionregistration).
 
-Defaulted (``SetDefaults_MutatingAdmissionPolicy``) and validated (``ValidateMutatingAdmissionPolicy``, its CEL
-expressions compiled) as kube-apiserver does; see
+Defaulted and validated (their CEL expressions compiled) as kube-apiserver does; see
 `pyctrl._apiserver.registry.validation.admissionpolicy`.
 """
 

@@ -1,7 +1,6 @@
-"""MutatingAdmissionPolicyBindings (pkg/registry/admissionregistration/mutatingadmissionpolicybinding).
+"""MutatingAdmissionPolicyBindings (kube-apiserver's pkg/registry/admissionregistration).
 
-Defaulted (``SetDefaults_MutatingAdmissionPolicyBinding``) and validated (``ValidateMutatingAdmissionPolicyBinding``, its CEL
-expressions compiled) as kube-apiserver does; see
+Defaulted and validated (their CEL expressions compiled) as kube-apiserver does; see
 `pyctrl._apiserver.registry.validation.admissionpolicy`.
 """
 

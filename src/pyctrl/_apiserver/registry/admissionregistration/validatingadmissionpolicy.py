@@ -1,26 +1,43 @@
-"""ValidatingAdmissionPolicys (pkg/registry/admissionregistration/validatingadmissionpolicy).
+"""ValidatingAdmissionPolicies (kube-apiserver's pkg/registry/admissionregistration).
 
-Defaulted (``SetDefaults_ValidatingAdmissionPolicy``) and validated (``ValidateValidatingAdmissionPolicy``, its CEL
-expressions compiled) as kube-apiserver does; see
-`pyctrl._apiserver.registry.validation.admissionpolicy`.
+Defaulted and validated (their CEL expressions compiled) as kube-apiserver does; see
+`pyctrl._apiserver.registry.validation.admissionpolicy`. kube-apiserver's policy
+controller then type-checks the expressions against the matched kinds' schemas and
+writes ``status.observedGeneration`` and ``status.typeChecking``; here the strategy
+writes that status with every create or spec change
+(`pyctrl._apiserver.admission.plugin.policy.typechecking`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiserver.admission.plugin.policy.typechecking import type_check
+from pyctrl._apiserver.registry.meta import CRDS, meta_of, ro_meta
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import admissionpolicy as _policy
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.apimachinery.errors import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import Store
 
 __all__ = ["ValidatingAdmissionPolicyStrategy"]
 
 
+def _version_schema(crd: dict[str, Any], version: str) -> dict[str, Any] | None:
+    for entry in (crd.get("spec") or {}).get("versions") or []:
+        if isinstance(entry, dict) and entry.get("name") == version:
+            schema = (entry.get("schema") or {}).get("openAPIV3Schema")
+            return schema if isinstance(schema, dict) else None
+    return None
+
+
 class ValidatingAdmissionPolicyStrategy(Strategy):
-    """The rules of ValidatingAdmissionPolicys."""
+    """The rules of ValidatingAdmissionPolicies, and their type-checking status."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_ValidatingAdmissionPolicy``."""
@@ -29,3 +46,48 @@ class ValidatingAdmissionPolicyStrategy(Strategy):
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """The metadata rules, then the spec's."""
         return super().validate_create(rt, obj) + _policy.validate_validating_policy(obj)
+
+    def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        """The status the policy controller writes: observed generation, type checking."""
+        self._set_status(obj)
+
+    def prepare_for_update(
+        self, rt: ResourceType, new: dict[str, Any], existing: dict[str, Any], subresource: str
+    ) -> None:
+        """A spec change is type-checked again (a ``/status`` write is kept as sent)."""
+        if subresource:
+            return
+        if meta_of(new).get("generation") != ro_meta(existing).get("generation"):
+            self._set_status(new)
+        else:
+            new["status"] = existing.get("status") or {}
+
+    def _set_status(self, obj: dict[str, Any]) -> None:
+        warnings = type_check(obj, self._resolve, self._resolve_kind)
+        type_checking: dict[str, Any] = {"expressionWarnings": warnings} if warnings else {}
+        obj["status"] = {
+            "observedGeneration": meta_of(obj).get("generation", 1),
+            "typeChecking": type_checking,
+        }
+
+    def _crds(self) -> list[dict[str, Any]]:
+        return self.store.items(CRDS, None)
+
+    def _resolve(
+        self, group: str, version: str, resource: str
+    ) -> tuple[str, dict[str, Any]] | None:
+        for crd in self._crds():
+            spec = crd.get("spec") or {}
+            names = spec.get("names") or {}
+            if spec.get("group") == group and names.get("plural") == resource:
+                schema = _version_schema(crd, version)
+                return (str(names.get("kind")), schema) if schema is not None else None
+        return None
+
+    def _resolve_kind(self, api_version: str, kind: str) -> dict[str, Any] | None:
+        group, _, version = api_version.rpartition("/")
+        for crd in self._crds():
+            spec = crd.get("spec") or {}
+            if spec.get("group") == group and (spec.get("names") or {}).get("kind") == kind:
+                return _version_schema(crd, version)
+        return None

@@ -1,7 +1,6 @@
-"""ValidatingAdmissionPolicyBindings (pkg/registry/admissionregistration/validatingadmissionpolicybinding).
+"""ValidatingAdmissionPolicyBindings (kube-apiserver's pkg/registry/admissionregistration).
 
-Defaulted (``SetDefaults_ValidatingAdmissionPolicyBinding``) and validated (``ValidateValidatingAdmissionPolicyBinding``, its CEL
-expressions compiled) as kube-apiserver does; see
+Defaulted and validated (their CEL expressions compiled) as kube-apiserver does; see
 `pyctrl._apiserver.registry.validation.admissionpolicy`.
 """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from pyctrl._apiserver.admission.plugin.policy.cel import compile_expression
+from pyctrl._apiserver.admission.plugin.cel import compile_expression
 from pyctrl._apiserver.apimachinery.errors import (
     Cause,
     field_duplicate,
@@ -35,6 +35,11 @@ _ACTIONS: Final = ["Audit", "Deny", "Warn"]
 _NOT_FOUND_ACTIONS: Final = ["Allow", "Deny"]
 _PATCH_TYPES: Final = ["ApplyConfiguration", "JSONPatch"]
 _REINVOCATION: Final = ["IfNeeded", "Never"]
+
+
+def _dicts(items: Any) -> list[dict[str, Any]]:
+    """A list field's entries, a non-object entry as an empty one."""
+    return [i if isinstance(i, dict) else {} for i in items or []]
 
 
 def _default_match(match: Any) -> None:
@@ -88,8 +93,7 @@ def _named_expressions(
 ) -> list[Cause]:
     causes: list[Cause] = []
     seen: set[str] = set()
-    for i, item in enumerate(items or []):
-        item = item if isinstance(item, dict) else {}
+    for i, item in enumerate(_dicts(items)):
         name = item.get(name_key)
         if not name:
             causes.append(field_required(f"{path}[{i}].{name_key}"))
@@ -131,8 +135,7 @@ def _common(spec: dict[str, Any]) -> tuple[list[Cause], list[str]]:
         spec.get("matchConstraints"), "spec.matchConstraints", rules_required=True
     )
     variables: list[str] = []
-    for i, variable in enumerate(spec.get("variables") or []):
-        variable = variable if isinstance(variable, dict) else {}
+    for i, variable in enumerate(_dicts(spec.get("variables"))):
         name = str(variable.get("name") or "")
         if not name:
             causes.append(field_required(f"spec.variables[{i}].name"))
@@ -158,8 +161,7 @@ def validate_validating_policy(obj: dict[str, Any]) -> list[Cause]:
                 "spec.validations", "validations or auditAnnotations must contain at least one item"
             )
         )
-    for i, validation in enumerate(validations):
-        validation = validation if isinstance(validation, dict) else {}
+    for i, validation in enumerate(_dicts(validations)):
         path = f"spec.validations[{i}]"
         causes += _expression(validation.get("expression"), f"{path}.expression", variables)
         message_expression = validation.get("messageExpression")
@@ -190,8 +192,7 @@ def validate_mutating_policy(obj: dict[str, Any]) -> list[Cause]:
     mutations = spec.get("mutations") or []
     if not mutations:
         causes.append(field_required("spec.mutations", "mutations must contain at least one item"))
-    for i, mutation in enumerate(mutations):
-        mutation = mutation if isinstance(mutation, dict) else {}
+    for i, mutation in enumerate(_dicts(mutations)):
         path = f"spec.mutations[{i}]"
         patch_type = mutation.get("patchType")
         causes += _supported(patch_type, f"{path}.patchType", _PATCH_TYPES)
@@ -257,7 +258,8 @@ def _validation_actions(actions: Any) -> list[Cause]:
             field_invalid(
                 path,
                 actions,
-                "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
+                "must not contain both Deny and Warn (repeating the same validation failure "
+                "information in the API response and headers serves no purpose)",
             )
         )
     return causes

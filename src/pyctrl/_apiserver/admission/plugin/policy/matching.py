@@ -1,4 +1,4 @@
-"""Which requests a policy or a binding applies to (``policy/matching``, ``generic/policy_matcher``).
+"""Which requests a policy or binding applies to (``policy/matching``, ``policy_matcher``).
 
 A policy's ``matchConstraints`` and a binding's ``matchResources`` are both
 ``MatchResources``: a namespace selector, an object selector, ``resourceRules`` (rules
@@ -13,20 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiserver.admission.plugin.cel import request_namespace
 from pyctrl._apiserver.admission.plugin.webhook.config import (
-    is_namespace_resource,
+    namespace_selector_matches,
+    object_selector_matches,
     rule_matches,
     selector,
 )
-from pyctrl._apiserver.apimachinery.errors import StatusError, internal, not_found
-from pyctrl._apiserver.storage.keys import NAMESPACES
+from pyctrl._apiserver.apimachinery.errors import internal
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.admission.interfaces import AdmissionRequest, PluginHost
     from pyctrl._apiserver.apimachinery.fields import LabelSelector
     from pyctrl._apiserver.scheme.resources import ResourceType
 
-__all__ = ["MatchResources", "Matched", "request_namespace"]
+__all__ = ["MatchResources", "Matched"]
 
 
 @dataclass(frozen=True)
@@ -66,10 +67,12 @@ class MatchResources:
     def matches(self, host: PluginHost, request: AdmissionRequest) -> Matched | None:
         """``Matcher.Matches``: the match, None, or `StatusError` for a selector problem."""
         namespace = request_namespace(request)
-        ns_ok, ns_error = self._namespace_matches(host, request, namespace)
+        ns_ok, ns_error = namespace_selector_matches(
+            host, request, namespace, self.namespace_selector
+        )
         if not ns_ok and ns_error is None:
             return None
-        if not self._object_matches(request):
+        if not object_selector_matches(self.object_selector, request.obj, request.old):
             return None
         if self._rule_match(host, request, namespace, self.exclude) is not None:
             return None
@@ -85,38 +88,6 @@ class MatchResources:
         if self.selector_error:
             raise internal(self.selector_error)
         return Matched(matched)
-
-    def _namespace_matches(
-        self, host: PluginHost, request: AdmissionRequest, namespace: str
-    ) -> tuple[bool, StatusError | None]:
-        """``namespace.Matcher.MatchNamespaceSelector``."""
-        is_namespace = is_namespace_resource(request.resource)
-        if not namespace and not is_namespace:
-            return True, None
-        selector_ = self.namespace_selector
-        if selector_ is None or selector_.empty:
-            return True, None
-        if is_namespace and not request.subresource and request.operation in ("CREATE", "UPDATE"):
-            labels = ((request.obj or {}).get("metadata") or {}).get("labels")
-        else:
-            stored = host.store.get(NAMESPACES, "", namespace)
-            if stored is None:
-                return False, not_found("", "namespaces", namespace)
-            labels = (stored.get("metadata") or {}).get("labels")
-        return selector_.matches(labels if isinstance(labels, dict) else None), None
-
-    def _object_matches(self, request: AdmissionRequest) -> bool:
-        """``object.Matcher.MatchObjectSelector``: the new or the old object's labels."""
-        selector_ = self.object_selector
-        if selector_ is None or selector_.empty:
-            return True
-        for obj in (request.obj, request.old):
-            if obj is None:
-                continue
-            labels = (obj.get("metadata") or {}).get("labels")
-            if selector_.matches(labels if isinstance(labels, dict) else None):
-                return True
-        return False
 
     def _rule_match(
         self,
@@ -150,10 +121,3 @@ class MatchResources:
 def _name_matches(rule: dict[str, Any], request: AdmissionRequest) -> bool:
     names = rule.get("resourceNames")
     return not names or (isinstance(names, list) and request.name in names)
-
-
-def request_namespace(request: AdmissionRequest) -> str:
-    """kube-apiserver's ``attr.GetNamespace()``: a Namespace object's own name, but on create."""
-    if is_namespace_resource(request.resource) and request.operation != "CREATE":
-        return request.name
-    return request.namespace

@@ -9,7 +9,9 @@ As ``k8s.io/apiserver/pkg/admission/plugin/policy/mutating/{dispatcher,patch}``:
   merges: maps field by field, lists with ``x-kubernetes-list-type: map`` (or a built-in
   kind's merge key) item by item, every other list replaced;
 - ``JSONPatch``: the expression returns a list of ``JSONPatch{op, path, value, from}``
-  applied as an RFC 6902 patch (``jsonpatch.escapeKey`` escapes a key for a path);
+  applied as an RFC 6902 patch (``jsonpatch.escapeKey`` escapes a key for a path); a
+  failed ``test`` operation leaves the object unchanged, any other failure is an error
+  (``JSONPath: <error>``, kube-apiserver's wording);
 - ``reinvocationPolicy: IfNeeded``: when a later policy changed the object, an earlier
   IfNeeded policy runs once more;
 - an error (compilation, evaluation, a patch that does not apply, a failed match
@@ -29,20 +31,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.cel import CelEvalError
-from pyctrl._apiserver.admission.plugin.policy.cel import (
+from pyctrl._apiserver.admission.plugin.cel import (
     Activation,
     Compiled,
-    MatchCondition,
     compile_expression,
     evaluate_match_conditions,
     evaluation_error,
 )
-from pyctrl._apiserver.admission.plugin.policy.matching import MatchResources, request_namespace
-from pyctrl._apiserver.admission.plugin.policy.params import ConfigurationError, collect_params
-from pyctrl._apiserver.admission.plugin.policy.validating import (
-    compile_match_conditions,
-    compile_variables,
-    param_kind_of,
+from pyctrl._apiserver.admission.plugin.policy.generic import (
+    Binding,
+    PolicyBase,
+    at_version,
+    common_fields,
+    invocations,
 )
 from pyctrl._apiserver.apimachinery.errors import Cause, StatusError
 from pyctrl._apiserver.fieldmanager.merge_keys import Node, builtin_root, schema_root
@@ -51,7 +52,6 @@ from pyctrl._apiserver.fieldmanager.patch import PatchError, json_patch
 if TYPE_CHECKING:
     from pyctrl._apiextensions.cel.authz import AuthorizeFunc
     from pyctrl._apiserver.admission.interfaces import AdmissionRequest, PluginHost
-    from pyctrl._apiserver.admission.plugin.policy.validating import Binding
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["MutatingPolicy", "dispatch", "parse_policy"]
@@ -66,24 +66,18 @@ class Mutation:
 
 
 @dataclass(frozen=True)
-class MutatingPolicy:
+class MutatingPolicy(PolicyBase):
     """A stored MutatingAdmissionPolicy, parsed and compiled."""
 
-    name: str
-    ignore_failures: bool
     reinvoke_if_needed: bool
-    param_kind: tuple[str, str] | None
-    match: MatchResources | None
-    match_conditions: list[MatchCondition]
-    variables: dict[str, Compiled]
     mutations: list[Mutation]
 
 
 def parse_policy(obj: dict[str, Any]) -> MutatingPolicy:
     """Compile a MutatingAdmissionPolicy."""
     spec = obj.get("spec") or {}
-    variables = compile_variables(spec)
-    names = list(variables)
+    common = common_fields(obj)
+    names = list(common["variables"])
     mutations = []
     for raw in spec.get("mutations") or []:
         if not isinstance(raw, dict):
@@ -95,13 +89,8 @@ def parse_policy(obj: dict[str, Any]) -> MutatingPolicy:
             Mutation(patch_type, compile_expression(expression, names, constructors=True))
         )
     return MutatingPolicy(
-        name=str((obj.get("metadata") or {}).get("name") or ""),
-        ignore_failures=spec.get("failurePolicy") == "Ignore",
+        **common,
         reinvoke_if_needed=spec.get("reinvocationPolicy") == "IfNeeded",
-        param_kind=param_kind_of(spec),
-        match=MatchResources.parse(spec.get("matchConstraints")),
-        match_conditions=compile_match_conditions(spec.get("matchConditions"), names),
-        variables=variables,
         mutations=mutations,
     )
 
@@ -187,7 +176,10 @@ def _apply_mutation(
     try:
         return json_patch(obj, result)
     except PatchError as exc:
-        raise MutationError(f"JSON Patch: {exc.detail}") from None
+        if exc.detail.endswith(": test failed"):
+            # A failed ``test`` operation leaves the object as it was (jsonpatch.ErrTestFailed).
+            return obj
+        raise MutationError(f"JSONPath: {exc.detail}") from None
 
 
 # --- dispatch -----------------------------------------------------------------------------
@@ -220,33 +212,13 @@ class _Run:
         self, policy: MutatingPolicy, bindings: list[Binding]
     ) -> list[tuple[Binding, dict[str, Any] | None, ResourceType]]:
         """The policy's matching binding-param pairs (errors recorded)."""
-        request = self.request
-        if policy.match is None:
-            self.error(policy, "", "policy contained no match constraints, a required field")
-            return []
-        try:
-            matched = policy.match.matches(self.host, request)
-        except StatusError as exc:
-            self.error(policy, "", exc.message)
-            return []
+        found = invocations(self.host, self.request, policy.match, policy.param_kind, bindings)
+        for binding, message in found.errors:
+            self.error(policy, binding, message)
+        matched = found.matched
         if matched is None:
             return []
-        out = []
-        for binding in bindings:
-            try:
-                if binding.match is not None and binding.match.matches(self.host, request) is None:
-                    continue
-                params = collect_params(
-                    self.host, policy.param_kind, binding.param_ref, request_namespace(request)
-                )
-            except StatusError as exc:
-                self.error(policy, binding.name, exc.message)
-                continue
-            except ConfigurationError as exc:
-                self.error(policy, binding.name, str(exc))
-                continue
-            out.extend((binding, p, matched.rt) for p in params)
-        return out
+        return [(binding, param, matched) for binding, param in found.calls]
 
     def invoke(
         self,
@@ -256,11 +228,10 @@ class _Run:
         matched: ResourceType,
     ) -> bool:
         """Run one invocation's mutations; whether the object changed."""
-        api = self.host.api
         rt = self.request.resource
-        convert = (matched.group, matched.version) != (rt.group, rt.version)
-        obj = api.to_external(matched, api.to_storage(rt, self.obj)) if convert else self.obj
+        obj = at_version(self.host, self.obj, rt, matched) or {}
         activation = Activation.build(self.host, self.request, matched, self.authorize, obj)
+        activation.old = at_version(self.host, self.request.old, rt, matched)
         matches, error = evaluate_match_conditions(
             policy.match_conditions, activation.env(param, policy.variables)
         )
@@ -281,7 +252,7 @@ class _Run:
                 return False
         if obj == before:
             return False
-        self.obj = api.to_external(rt, api.to_storage(matched, obj)) if convert else obj
+        self.obj = at_version(self.host, obj, matched, rt) or {}
         return True
 
     def refusal(self) -> StatusError:

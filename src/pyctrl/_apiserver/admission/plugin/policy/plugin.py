@@ -14,25 +14,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from pyctrl._apiserver.admission.plugin.cel import Activation, no_authorizer
 from pyctrl._apiserver.admission.plugin.policy import mutating as _mutating
-from pyctrl._apiserver.admission.plugin.policy.cel import Activation, no_authorizer
-from pyctrl._apiserver.admission.plugin.policy.matching import Matched, request_namespace
-from pyctrl._apiserver.admission.plugin.policy.params import ConfigurationError, collect_params
+from pyctrl._apiserver.admission.plugin.policy.generic import (
+    Binding,
+    at_version,
+    invocations,
+    parse_binding,
+)
 from pyctrl._apiserver.admission.plugin.policy.validating import (
     VALIDATION_FAILURE_KEY,
     AuditSink,
-    Binding,
     Decision,
     Policy,
     denial_error,
     evaluate,
-    parse_binding,
     parse_policy,
     validation_failure_annotation,
 )
 from pyctrl._apiserver.admission.plugin.webhook.client import warning_header
 from pyctrl._apiserver.admission.plugin.webhook.config import EXEMPT_KINDS
-from pyctrl._apiserver.apimachinery.errors import StatusError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -114,15 +115,6 @@ class PolicyPlugin:
             by_policy.setdefault(binding.policy_name, []).append(binding)
         return [(p, by_policy[p.name]) for p in policies.items(self.host) if p.name in by_policy]
 
-    def _convert(
-        self, obj: dict[str, Any] | None, request: AdmissionRequest, matched: Matched
-    ) -> dict[str, Any] | None:
-        rt = request.resource
-        if obj is None or (matched.rt.group, matched.rt.version) == (rt.group, rt.version):
-            return obj
-        api = self.host.api
-        return api.to_external(matched.rt, api.to_storage(rt, obj))
-
     # --- validating ------------------------------------------------------------------
 
     async def validate(self, request: AdmissionRequest) -> None:
@@ -149,54 +141,37 @@ class PolicyPlugin:
         denied: list[_Denied],
         annotations: dict[str, str],
     ) -> None:
-        def config_error(message: str, binding: str) -> None:
-            if not policy.ignore_failures:
-                prefix = "failed to configure binding" if binding else "failed to configure policy"
-                denied.append(_Denied(policy.name, binding, Decision(f"{prefix}: {message}")))
-
-        if policy.match is None:
-            config_error("policy contained no match constraints, a required field", "")
+        found = invocations(self.host, request, policy.match, policy.param_kind, bindings)
+        if not policy.ignore_failures:
+            for binding_name, message in found.errors:
+                prefix = (
+                    "failed to configure binding" if binding_name else "failed to configure policy"
+                )
+                denied.append(_Denied(policy.name, binding_name, Decision(f"{prefix}: {message}")))
+        if found.matched is None or not found.calls:
             return
-        try:
-            matched = policy.match.matches(self.host, request)
-        except StatusError as exc:
-            config_error(exc.message, "")
-            return
-        if matched is None:
-            return
+        rt = request.resource
         activation = Activation.build(
             self.host,
             request,
-            matched.rt,
+            found.matched,
             self.authorize,
-            self._convert(request.obj, request, matched),
+            at_version(self.host, request.obj, rt, found.matched),
         )
-        activation.old = self._convert(request.old, request, matched)
+        activation.old = at_version(self.host, request.old, rt, found.matched)
         policy_annotations: dict[str, list[str]] = {}
-        for binding in bindings:
-            try:
-                if binding.match is not None and binding.match.matches(self.host, request) is None:
-                    continue
-                params = collect_params(
-                    self.host, policy.param_kind, binding.param_ref, request_namespace(request)
-                )
-            except (StatusError, ConfigurationError) as exc:
-                config_error(
-                    exc.message if isinstance(exc, StatusError) else str(exc), binding.name
-                )
-                continue
-            for param in params:
-                verdicts = evaluate(policy, activation.env(param, policy.variables))
-                self._act(request, policy, binding, verdicts.denials, denied, annotations)
-                for key, value in verdicts.annotations:
-                    values = policy_annotations.setdefault(key, [])
-                    if value not in values:
-                        values.append(value)
+        for binding, param in found.calls:
+            verdicts = evaluate(policy, activation.env(param, policy.variables))
+            self._act(request, policy, binding, verdicts.denials, denied, annotations)
+            for key, value in verdicts.annotations:
+                values = policy_annotations.setdefault(key, [])
+                if value not in values:
+                    values.append(value)
         for key, values in policy_annotations.items():
             annotations[f"{policy.name}/{key}"] = ", ".join(values)
 
     @staticmethod
-    def _act(
+    def _act(  # noqa: PLR0917 - one decision's destinations: the request, the policy's lists
         request: AdmissionRequest,
         policy: Policy,
         binding: Binding,

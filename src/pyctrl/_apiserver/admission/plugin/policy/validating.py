@@ -29,14 +29,13 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from pyctrl._apiextensions.cel import CelEvalError
-from pyctrl._apiserver.admission.plugin.policy.cel import (
+from pyctrl._apiserver.admission.plugin.cel import (
     Compiled,
-    MatchCondition,
     compile_expression,
     evaluate_match_conditions,
     evaluation_error,
 )
-from pyctrl._apiserver.admission.plugin.policy.matching import MatchResources
+from pyctrl._apiserver.admission.plugin.policy.generic import Binding, PolicyBase, common_fields
 from pyctrl._apiserver.apimachinery.errors import Cause, StatusError, qualified
 
 if TYPE_CHECKING:
@@ -44,13 +43,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AuditSink",
-    "Binding",
     "Decision",
     "Policy",
     "Verdicts",
     "denial_error",
     "evaluate",
-    "parse_binding",
     "parse_policy",
 ]
 
@@ -86,67 +83,18 @@ class AuditAnnotation:
 
 
 @dataclass(frozen=True)
-class Policy:
+class Policy(PolicyBase):
     """A stored ValidatingAdmissionPolicy, parsed and compiled (once per resourceVersion)."""
 
-    name: str
-    ignore_failures: bool
-    param_kind: tuple[str, str] | None
-    """``(apiVersion, kind)`` of the parameter objects."""
-    match: MatchResources | None
-    match_conditions: list[MatchCondition]
-    variables: dict[str, Compiled]
     validations: list[Validation]
     audit_annotations: list[AuditAnnotation]
-
-
-@dataclass(frozen=True)
-class Binding:
-    """A stored ValidatingAdmissionPolicyBinding, parsed."""
-
-    name: str
-    policy_name: str
-    param_ref: dict[str, Any] | None
-    match: MatchResources | None
-    actions: tuple[str, ...]
-
-
-def param_kind_of(spec: dict[str, Any]) -> tuple[str, str] | None:
-    """``spec.paramKind`` as ``(apiVersion, kind)``."""
-    raw = spec.get("paramKind")
-    if not isinstance(raw, dict):
-        return None
-    return str(raw.get("apiVersion") or ""), str(raw.get("kind") or "")
-
-
-def compile_variables(spec: dict[str, Any]) -> dict[str, Compiled]:
-    """``spec.variables``, each compiled with the variables declared before it in scope."""
-    names = [str(v.get("name") or "") for v in spec.get("variables") or [] if isinstance(v, dict)]
-    return {
-        name: compile_expression(str(v.get("expression") or ""), names[:i])
-        for i, (name, v) in enumerate(
-            zip(names, [v for v in spec.get("variables") or [] if isinstance(v, dict)], strict=True)
-        )
-    }
-
-
-def compile_match_conditions(raw: Any, variables: list[str] | None) -> list[MatchCondition]:
-    """``matchConditions`` of a policy or a webhook."""
-    return [
-        MatchCondition(
-            str(c.get("name") or ""),
-            compile_expression(str(c.get("expression") or ""), variables),
-        )
-        for c in raw or []
-        if isinstance(c, dict)
-    ]
 
 
 def parse_policy(obj: dict[str, Any]) -> Policy:
     """Compile a ValidatingAdmissionPolicy."""
     spec = obj.get("spec") or {}
-    variables = compile_variables(spec)
-    names = list(variables)
+    common = common_fields(obj)
+    names = list(common["variables"])
     validations = []
     for v in spec.get("validations") or []:
         if not isinstance(v, dict):
@@ -163,12 +111,7 @@ def parse_policy(obj: dict[str, Any]) -> Policy:
             )
         )
     return Policy(
-        name=str((obj.get("metadata") or {}).get("name") or ""),
-        ignore_failures=spec.get("failurePolicy") == "Ignore",
-        param_kind=param_kind_of(spec),
-        match=MatchResources.parse(spec.get("matchConstraints")),
-        match_conditions=compile_match_conditions(spec.get("matchConditions"), names),
-        variables=variables,
+        **common,
         validations=validations,
         audit_annotations=[
             AuditAnnotation(
@@ -178,19 +121,6 @@ def parse_policy(obj: dict[str, Any]) -> Policy:
             for a in spec.get("auditAnnotations") or []
             if isinstance(a, dict)
         ],
-    )
-
-
-def parse_binding(obj: dict[str, Any]) -> Binding:
-    """Parse a ValidatingAdmissionPolicyBinding (or a Mutating one: no actions)."""
-    spec = obj.get("spec") or {}
-    ref = spec.get("paramRef")
-    return Binding(
-        name=str((obj.get("metadata") or {}).get("name") or ""),
-        policy_name=str(spec.get("policyName") or ""),
-        param_ref=ref if isinstance(ref, dict) else None,
-        match=MatchResources.parse(spec.get("matchResources")),
-        actions=tuple(str(a) for a in spec.get("validationActions") or []),
     )
 
 

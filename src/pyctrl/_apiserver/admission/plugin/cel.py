@@ -1,5 +1,7 @@
 """The CEL environment of admission (``k8s.io/apiserver/pkg/admission/plugin/cel``).
 
+Shared by the admission policies (`policy`) and webhook ``matchConditions`` (`webhook`).
+
 Policy expressions, their ``matchConditions`` and webhook ``matchConditions`` see:
 
 - ``object`` and ``oldObject``: the incoming and the stored object (null when absent);
@@ -21,8 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from pyctrl._apiextensions.cel import DYN, CelCompileError, CelEvalError, Program, compile_env
-from pyctrl._apiextensions.cel.authz import Authorizer, AuthorizeFunc, Decision
-from pyctrl._apiserver.admission.plugin.policy.matching import request_namespace
+from pyctrl._apiextensions.cel.authz import AuthorizeFunc, Authorizer, Decision
 from pyctrl._apiserver.storage.keys import NAMESPACES
 
 if TYPE_CHECKING:
@@ -38,8 +39,10 @@ __all__ = [
     "MatchCondition",
     "admission_request",
     "compile_expression",
+    "compile_match_conditions",
     "evaluate_match_conditions",
     "no_authorizer",
+    "request_namespace",
 ]
 
 ADMISSION_VARIABLES: Final[dict[str, T]] = dict.fromkeys(
@@ -68,6 +71,27 @@ def compile_expression(
     except CelCompileError as exc:
         return Compiled(expression, None, f"compilation failed: {exc}")
     return Compiled(expression, program)
+
+
+def compile_match_conditions(raw: Any, variables: list[str] | None) -> list[MatchCondition]:
+    """The ``matchConditions`` of a policy or a webhook, compiled."""
+    return [
+        MatchCondition(
+            str(c.get("name") or ""),
+            compile_expression(str(c.get("expression") or ""), variables),
+        )
+        for c in raw or []
+        if isinstance(c, dict)
+    ]
+
+
+def request_namespace(request: AdmissionRequest) -> str:
+    """kube-apiserver's ``attr.GetNamespace()``: a Namespace object's own name, but on create."""
+    rt = request.resource
+    is_namespace = rt.group == "" and rt.version == "v1" and rt.plural == "namespaces"
+    if is_namespace and request.operation != "CREATE":
+        return request.name
+    return request.namespace
 
 
 class LazyVariables:
