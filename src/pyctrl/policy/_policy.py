@@ -338,7 +338,11 @@ class PolicyValidator:
         failed = []
         for validation in self.policy.validations:
             assert validation.check is not None
-            if not validation.check(ev):
+            if validation.check(ev):
+                continue
+            if validation.explain is not None:
+                failed.append(validation.explain(ev))
+            else:
                 failed.append(validation.message or f"failed expression: {validation.expression}")
         if not failed:
             return None

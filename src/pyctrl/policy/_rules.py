@@ -177,11 +177,18 @@ def in_range(
     literal = not any(isinstance(bound, Param) for _, bound, _ in pieces)
     if literal and len(pieces) == 2:
         words = [f"between {minimum} and {maximum}"]
+
+    def explain(ev: Evaluation) -> str:
+        said = [f"{word} {_bound_value(bound, ev)}" for word, bound, _ in pieces]
+        return f"{wire} must be {' and '.join(said)}"
+
+    computed = bool(message_expression) and not message
     return Validation(
         expression,
         message or f"{wire} must be {' and '.join(words)}",
-        message_expression if not message else "",
+        message_expression if computed else "",
         check=check,
+        explain=explain if computed else None,
     )
 
 

@@ -92,6 +92,8 @@ class Validation:
             ``Unauthorized`` or ``RequestEntityTooLarge``: the HTTP status of a denial.
         check: The same rule in Python, over an `Evaluation` (the typed helpers give it),
             for `ValidatingPolicy.validator`.
+        explain: The message in Python, when ``message_expression`` computes it (a
+            helper's bound read from the params).
     """
 
     expression: str
@@ -99,6 +101,7 @@ class Validation:
     message_expression: str = ""
     reason: str | None = None
     check: Callable[[Evaluation], bool] | None = field(default=None, compare=False, repr=False)
+    explain: Callable[[Evaluation], str] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.expression.strip():
