@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from examples.mysrv.api import MySrv
-from kubernetes_asyncio.client import V1ConfigMap, V1Deployment
+from kubernetes_asyncio.client import V1ConfigMap, V1CustomResourceDefinition, V1Deployment
 from pydantic import Field
 
 from pyctrl.meta import KubeModel
@@ -131,6 +131,11 @@ def test_each_kind_of_the_policy_is_checked() -> None:
     """A rule is checked for every kind matched: a field one of them lacks is refused."""
     with pytest.raises(PolicyError, match=r"for myapp\.example\.com/v1alpha1 MySrv"):
         _policy("object.spec.replicas > 0", for_=[V1Deployment, MySrv]).check()
+
+
+def test_a_recursive_built_in_kind_is_dynamic() -> None:
+    """A CustomResourceDefinition has no finite schema: its fields are not checked."""
+    _policy("object.spec.anything == 1", for_=V1CustomResourceDefinition).check()
 
 
 def test_untyped_rules_check_names_only() -> None:

@@ -14,7 +14,10 @@ when it generates the manifests, and refuses what does not check:
 - ``variables``: each variable typed by its own expression, in order.
 
 Kinds without a Python type (rules given by hand) are dynamic: only the expressions'
-syntax and names are checked.
+syntax and names are checked; so is a built-in kind whose schema is recursive
+(CustomResourceDefinition). Built-in kinds are otherwise typed in full from the
+kubernetes-asyncio models and the OpenAPI definitions the embedded server publishes;
+``metadata`` is ObjectMeta without ``managedFields``.
 """
 
 from __future__ import annotations
@@ -87,10 +90,21 @@ def _schema(type_: type[Any], where: str) -> dict[str, Any]:
 
 
 def kind_type(type_: type[Any] | None, where: str) -> T:
-    """The CEL type of objects of ``type_`` (dynamic for None)."""
+    """The CEL type of objects of ``type_``.
+
+    Dynamic for None, and for a built-in kind whose schema is recursive (a
+    CustomResourceDefinition's ``JSONSchemaProps``): its expressions are checked for
+    syntax and names only.
+    """
     if type_ is None:
         return DYN
-    found = schema_type(_schema(type_, where), True)
+    try:
+        schema = _schema(type_, where)
+    except SchemaError:
+        if not is_builtin_model(type_):
+            raise
+        return DYN
+    found = schema_type(schema, True)
     return found if found is not None else DYN
 
 
