@@ -7,7 +7,11 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from tests.helm import helm_path
+from tests.kubectl import kubectl_path
+
 from .conftest import OPERATOR_MODULE, read_tree
+from .test_packaging import _key, _objects, _run
 
 if TYPE_CHECKING:
     from .conftest import Workspace
@@ -168,3 +172,17 @@ def test_generate_policy_writes_only_the_policies(workspace: Workspace) -> None:
         "policy/kustomization.yaml",
         "policy/policies.yaml",
     ]
+
+
+def test_kustomize_and_helm_render_the_installers_policies(workspace: Workspace) -> None:
+    """`kubectl kustomize config/default` and `helm template` give install.yaml's objects."""
+    _module(workspace)
+    for what in ("all", "installer", "helm"):
+        result = workspace.invoke("generate", what, "gadgets:operator")
+        assert result.exit_code == 0, result.output
+    installer = _objects((workspace.root / "dist/install.yaml").read_text())
+    built = _objects(_run(kubectl_path(), "kustomize", str(workspace.root / "config/default")))
+    assert built == installer
+    rendered = _objects(_run(helm_path(), "template", "gadget", str(workspace.root / "dist/chart")))
+    assert sorted(rendered, key=_key) == sorted(installer, key=_key)
+    assert ("MutatingAdmissionPolicy", "gadget-size-default") in {_key(o) for o in rendered}
