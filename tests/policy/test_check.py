@@ -139,11 +139,14 @@ def test_a_recursive_built_in_kind_is_dynamic() -> None:
 
 
 def test_untyped_rules_check_names_only() -> None:
-    """With explicit resource rules, ``object`` is dynamic; undeclared names still fail."""
+    """Explicit resource rules without kinds: ``object`` is dynamic, names still checked."""
     rules = [ResourceRule(["example.com"], ["v1"], ["widgets"])]
     _policy("object.spec.anything > 1", for_=(), rules=rules).check()
     with pytest.raises(PolicyError, match="undeclared reference to 'obj'"):
         _policy("obj.spec.anything > 1", for_=(), rules=rules).check()
+    # With a kind as well, the kind types the expressions.
+    with pytest.raises(PolicyError, match="undefined field 'anything'"):
+        _policy("object.spec.anything > 1", rules=rules).check()
 
 
 def test_mutations_are_checked_inside_their_constructions() -> None:
@@ -173,3 +176,5 @@ def test_declarations_are_checked_when_made() -> None:
         ParamRef()
     with pytest.raises(ValueError, match="reason 'Teapot'"):
         Validation("true", reason="Teapot")
+    with pytest.raises(ValueError, match="operation 'PATCH'"):
+        _policy("true", operations=("PATCH",))

@@ -175,7 +175,7 @@ class _Environment:
 
 
 def _environments(policy: Checked) -> list[_Environment]:
-    kinds: list[type[Any] | None] = list(policy.kinds) if not policy.rules else []
+    kinds: list[type[Any] | None] = list(policy.kinds)
     return [_Environment(policy, kind) for kind in kinds or [None]]
 
 

@@ -76,6 +76,9 @@ class _Policy:
             raise ValueError(f"policy {self.name!r} matches nothing: give for_ or rules")
         if self.failure_policy not in ("Fail", "Ignore"):
             raise ValueError(f"failure_policy {self.failure_policy!r} is not Fail or Ignore")
+        if self.match_policy not in (None, "Exact", "Equivalent"):
+            raise ValueError(f"match_policy {self.match_policy!r} is not Exact or Equivalent")
+        self.match_rules()  # unknown kinds and bad operations fail here, not at generation
         names = [v.name for v in self.variables]
         if len(set(names)) != len(names):
             raise ValueError(f"policy {self.name!r} declares a variable twice: {names}")
@@ -162,7 +165,8 @@ class ValidatingPolicy(_Policy):
         audit_annotations: Annotations added to the audit event.
         failure_policy: ``Fail`` (default) or ``Ignore`` when an expression errors or
             the policy is misconfigured.
-        rules: Explicit resource rules instead of those of ``for_``.
+        rules: Explicit resource rules instead of those of ``for_`` (whose kinds still
+            type the expressions; without ``for_`` they are dynamic).
         exclude: Resource rules left out.
         namespace_selector: Only objects in namespaces with these labels.
         object_selector: Only objects with these labels.
