@@ -4,10 +4,10 @@ kube-apiserver reads params itself (with its own loopback credentials), so the A
 server needs no grant, and the operator needs none either unless it creates policies or
 params itself. What RBAC does govern is *who may install and tune them*:
 
-- creating a policy with ``paramKind``, or a binding with ``paramRef``, requires ``get``
-  on the param resource (kube-apiserver's ``authz.go`` of both registries checks it on
-  create, and on update when the reference changes): whoever applies the manifests needs
-  it, as cluster-admin has it;
+- creating a policy with ``paramKind`` requires ``get`` on every object of that kind,
+  and a binding with ``paramRef`` ``get`` on the objects it names (kube-apiserver's
+  ``authz.go`` of both registries checks it on create, and on update when the reference
+  changes): whoever applies the manifests needs it, as cluster-admin has it;
 - whoever tunes the params needs to edit them: `params_role` is a ClusterRole for that,
   ``<operator>-policy-params-editor``, bound to nobody (bind it to the people or the
   GitOps account that own the limits). It names the param objects the bindings refer to
