@@ -178,3 +178,19 @@ def test_declarations_are_checked_when_made() -> None:
         Validation("true", reason="Teapot")
     with pytest.raises(ValueError, match="operation 'PATCH'"):
         _policy("true", operations=("PATCH",))
+
+
+def test_a_json_patch_mutation_is_checked_and_written() -> None:
+    """A JSONPatch mutation compiles in the policy environment and keeps its wire form."""
+    patch = Mutation.json_patch(
+        "has(object.metadata.labels) ? [] : "
+        '[JSONPatch{op: "add", path: "/metadata/labels", value: {"team": object.spec.name}}]'
+    )
+    policy = MutatingPolicy(name="labels", for_=MySrv, mutations=[patch])
+    [manifest, _binding] = policy.manifests()
+    assert manifest["spec"]["mutations"] == [
+        {"patchType": "JSONPatch", "jsonPatch": {"expression": patch.expression}}
+    ]
+    wrong = Mutation.json_patch('[JSONPatch{op: "add", path: "/x", value: object.spec.nam}]')
+    with pytest.raises(PolicyError, match=r"mutations\[0\]: undefined field 'nam'"):
+        MutatingPolicy(name="labels", for_=MySrv, mutations=[wrong]).check()
