@@ -731,3 +731,42 @@ async def test_match_policy_decides_whether_other_versions_match(kubectl: Kubect
     await kubectl("apply", "-f", "-", stdin=V1_ONLY_POLICY.format(policy="Equivalent"))
     run = await kubectl("apply", "-f", "-", stdin=gizmo("equivalent"), check=False)
     assert "denied request: seen as v1, asked as v2" in run.err, run.err
+
+
+AUDITED = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: audited
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  auditAnnotations:
+  - key: replicas
+    valueExpression: "'replicas=' + object.data.replicas"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: audited
+spec:
+  policyName: audited
+  validationActions: [Audit]
+"""
+
+
+@pytest.mark.embedded_only
+async def test_audit_annotations_are_published_under_the_policy_name(
+    cluster: tuple[Environment, Kubectl],
+) -> None:
+    """An auditAnnotations entry becomes the request's '<policy>/<key>' annotation."""
+    env, kubectl = cluster
+    assert env.server is not None
+    await kubectl("apply", "-f", "-", stdin=AUDITED)
+    await kubectl("apply", "-f", "-", stdin=configmap("seen", "4"))
+    annotations = [a for r, a in env.server.policies.audit.records if r.name == "seen"]
+    assert annotations == [{"audited/replicas": "replicas=4"}]
