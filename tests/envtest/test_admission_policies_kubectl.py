@@ -666,3 +666,107 @@ async def test_excluded_resource_names_are_not_checked(kubectl: Kubectl) -> None
     await kubectl("apply", "-f", "-", stdin=configmap("exempt", "9"))
     run = await kubectl("apply", "-f", "-", stdin=configmap("checked", "9"), check=False)
     assert "replicas must be at most 5, got 9" in run.err, run.err
+
+
+TWO_VERSIONS_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo, listKind: GizmoList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"""
+
+V1_ONLY_POLICY = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: v1-only
+spec:
+  matchConstraints:
+    matchPolicy: {policy}
+    resourceRules:
+    - apiGroups: ["example.com"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["gizmos"]
+  validations:
+  - expression: "false"
+    messageExpression: >-
+      'seen as ' + request.kind.version + ', asked as ' + request.requestKind.version
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: v1-only
+spec:
+  policyName: v1-only
+  validationActions: [Deny]
+"""
+
+
+def gizmo(name: str) -> str:
+    return f"apiVersion: example.com/v2\nkind: Gizmo\nmetadata:\n  name: {name}\n"
+
+
+async def test_match_policy_decides_whether_other_versions_match(kubectl: Kubectl) -> None:
+    """Equivalent matches a v2 request to a v1 rule (seen as v1); Exact does not."""
+    await kubectl("apply", "-f", "-", stdin=TWO_VERSIONS_CRD)
+    await kubectl("wait", "--for=condition=Established", "crd/gizmos.example.com")
+    await kubectl("apply", "-f", "-", stdin=V1_ONLY_POLICY.format(policy="Exact"))
+    await kubectl("apply", "-f", "-", stdin=gizmo("exact"))
+    await kubectl("apply", "-f", "-", stdin=V1_ONLY_POLICY.format(policy="Equivalent"))
+    run = await kubectl("apply", "-f", "-", stdin=gizmo("equivalent"), check=False)
+    assert "denied request: seen as v1, asked as v2" in run.err, run.err
+
+
+AUDITED = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: audited
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  auditAnnotations:
+  - key: replicas
+    valueExpression: "'replicas=' + object.data.replicas"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: audited
+spec:
+  policyName: audited
+  validationActions: [Audit]
+"""
+
+
+@pytest.mark.embedded_only
+async def test_audit_annotations_are_published_under_the_policy_name(
+    cluster: tuple[Environment, Kubectl],
+) -> None:
+    """An auditAnnotations entry becomes the request's '<policy>/<key>' annotation."""
+    env, kubectl = cluster
+    assert env.server is not None
+    await kubectl("apply", "-f", "-", stdin=AUDITED)
+    await kubectl("apply", "-f", "-", stdin=configmap("seen", "4"))
+    annotations = [a for r, a in env.server.policies.audit.records if r.name == "seen"]
+    assert annotations == [{"audited/replicas": "replicas=4"}]

@@ -143,7 +143,7 @@ def admission_request(request: AdmissionRequest, matched: ResourceType) -> dict[
         },
         "requestSubResource": sub,
         "name": request.name,
-        "namespace": request_namespace(request) if request.resource.namespaced else "",
+        "namespace": request_namespace(request),
         "operation": request.operation,
         "userInfo": {
             "username": request.user.username,
