@@ -262,16 +262,18 @@ RELEASE_DIST = Path(".nox/release").resolve()
 def release(session: nox.Session) -> None:
     """Build the release's sdist and wheel, check them with twine and CHANGELOG.md.
 
-    The version is ``__version__`` in src/pyctrl/_version.py; CHANGELOG.md needs a dated
-    ``## [X.Y.Z]`` section listing changes (docs/releasing.md). The distributions are left
-    in .nox/release for ``twine upload`` (not done here).
+    The version is ``__version__`` in src/pyctrl/_version.py, the last release: CHANGELOG.md
+    needs its dated ``## [X.Y.Z]`` section, the newest, below ``## [Unreleased]`` (CI runs
+    this on every commit). ``-- --final`` when cutting a release: nothing may be left
+    under Unreleased (docs/releasing.md). The distributions are left in .nox/release for
+    ``twine upload`` (not done here).
     """
     _install(session, ".[dev]")
     shutil.rmtree(RELEASE_DIST, ignore_errors=True)
     _run(session, "python", "-m", "build", "--outdir", str(RELEASE_DIST))
     dists = sorted(str(p) for p in RELEASE_DIST.iterdir())
     _run(session, "python", "-m", "twine", "check", "--strict", *dists)
-    _run(session, "python", "-m", "tests.release", str(RELEASE_DIST))
+    _run(session, "python", "-m", "tests.release", *session.posargs, str(RELEASE_DIST))
 
 
 @nox.session(python=False)
