@@ -191,6 +191,8 @@ def realserver(session: nox.Session) -> None:
         *CONFORMANCE,
         "tests/envtest/test_environment_realserver.py",
         "tests/envtest/test_operator_realserver.py",
+        # A self-managed-cert conversion webhook called by the real server, through rotation:
+        "tests/envtest/test_webhooks_conversion_certs.py",
     ]
     # (The same suite runs on the embedded server in `nox -s tests`.)
     _run(session, "python", "-m", "pytest", *tests, *args, KUBEBUILDER_ASSETS=assets)

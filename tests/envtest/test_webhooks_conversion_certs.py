@@ -21,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import ssl
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 import orjson
@@ -40,6 +41,7 @@ from pyctrl.testing import eventually, running
 from pyctrl.webhook import CertRotator, RotationOptions, SecretCertificates, Server
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
     from kubernetes_asyncio.client import Configuration
@@ -238,17 +240,26 @@ def certificates(
     manager.webhook_server.cert_provider = SecretCertificates(
         rest, namespace, SECRET, HOSTS, options=OPTIONS, clock=clock
     )
-    rotator = CertRotator(
-        rest, namespace, SECRET, HOSTS, crds=[CRD], options=OPTIONS, clock=clock
-    )
+    rotator = CertRotator(rest, namespace, SECRET, HOSTS, crds=[CRD], options=OPTIONS, clock=clock)
     manager.add(rotator)
     return rotator
 
 
-async def test_conversion_keeps_working_through_a_ca_rotation(
-    env: Environment, ns: str, tmp_path: Path
-) -> None:
-    """The rotator keeps the CRD's caBundle current: no conversion fails while the CA turns."""
+@dataclass
+class Deployed:
+    """The operator running, its CRD installed with the caBundle published."""
+
+    rest: RESTClient  # of the server under test
+    secrets: RESTClient  # where the Secret is
+    secret_ns: str
+    server: Server
+    rotator: CertRotator
+    clock: FakeClock
+
+
+@asynccontextmanager
+async def deployed(env: Environment, ns: str, tmp_path: Path) -> AsyncIterator[Deployed]:
+    """Start the operator, install its generated CRD, and let the rotator publish into it."""
     clock = FakeClock()
     async with AsyncExitStack() as stack:
         rest = await stack.enter_async_context(RESTClient(env.config))
@@ -270,6 +281,16 @@ async def test_conversion_keeps_working_through_a_ca_rotation(
             await rotator.checked.wait()  # its first pass: the Secret made, no CRD yet
         await env.install_crds([await generated_crd(server.port)])
         await passes(rotator, clock, OPTIONS.check_interval)  # publishes into the CRD
+        yield Deployed(rest, secrets, secret_ns, server, rotator, clock)
+
+
+async def test_conversion_keeps_working_through_a_ca_rotation(
+    env: Environment, ns: str, tmp_path: Path
+) -> None:
+    """The rotator keeps the CRD's caBundle current: no conversion fails while the CA turns."""
+    async with deployed(env, ns, tmp_path) as op:
+        rest, server, rotator, clock = op.rest, op.server, op.rotator, op.clock
+        secrets, secret_ns = op.secrets, op.secret_ns
         first = await secret_data(secrets, secret_ns)
         assert await crd_bundle(rest) == first["ca.crt"]
         old_issuer = await served_issuer(server.port)
