@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -52,10 +53,26 @@ def _install(session: nox.Session, *specs: str, venv: Path = VENV) -> None:
             str(venv / "bin" / "python"), "-m", "pip", "uninstall", "--quiet", "-y", "pyctrl",
             external=True,
         )  # fmt: skip
+        (venv / "pyctrl-installed.txt").unlink(missing_ok=True)
+    # An editable install follows the sources by itself: pip runs again only when what it
+    # installed from changed (the dependencies, entry points and version in pyproject.toml
+    # and _version.py, or the specs). CI's sessions share the virtualenv; this saves each
+    # session after the first a resolve and an editable build.
+    stamp = venv / "pyctrl-installed.txt"
+    key = hashlib.sha256(
+        "\0".join([str(REPO), *specs]).encode()
+        + (REPO / "pyproject.toml").read_bytes()
+        + (REPO / "src/pyctrl/_version.py").read_bytes()
+    ).hexdigest()
+    done = stamp.read_text().split() if stamp.exists() else []
+    if key in done:
+        session.log(f"{' '.join(specs)}: installed in {venv} from this pyproject.toml already")
+        return
     session.run(
         str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", *specs,
         external=True,
     )  # fmt: skip
+    stamp.write_text("\n".join([*done, key]) + "\n")
 
 
 def _run(session: nox.Session, program: str, *args: str, venv: Path = VENV, **env: str) -> None:
