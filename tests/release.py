@@ -9,8 +9,9 @@ see docs/releasing.md). Two checks, one per moment of the version's life:
   and wheel carry that version. A version raised without its section fails here, on the
   commit that raised it.
 - when cutting the release (``nox -s release -- --final``, on the commit to be tagged
-  ``vX.Y.Z``): besides, ``## [Unreleased]`` lists nothing: every change is in the
-  version's section, none would ship unlisted.
+  ``vX.Y.Z``, and on any commit tagged so): besides, ``## [Unreleased]`` lists nothing:
+  every change is in the version's section, none would ship unlisted. A ``v*`` tag on
+  the commit must name ``__version__``.
 
 ::
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -88,6 +90,31 @@ def changelog_problems(text: str, release: str, *, final: bool = False) -> list[
     return problems
 
 
+def head_tags(repo: Path = REPO) -> list[str]:
+    """The git tags on the checkout's HEAD (none outside a git checkout)."""
+    try:
+        done = subprocess.run(
+            ["git", "tag", "--points-at", "HEAD"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return done.stdout.split() if done.returncode == 0 else []
+
+
+def tag_problems(tags: list[str], release: str) -> list[str]:
+    """Why the release tags (``v*``) among ``tags`` do not name ``release``."""
+    return [
+        f"HEAD is tagged {tag}, but src/pyctrl/_version.py says {release}"
+        for tag in tags
+        if tag.startswith("v") and tag != f"v{release}"
+    ]
+
+
 def dist_problems(dist: Path, release: str) -> list[str]:
     """Why ``dist`` does not hold exactly one sdist and one wheel of ``release``."""
     wheels = sorted(p.name for p in dist.glob("*.whl"))
@@ -109,14 +136,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     release = version()
-    problems = changelog_problems((REPO / "CHANGELOG.md").read_text(), release, final=args.final)
+    tags = head_tags()
+    final = args.final or f"v{release}" in tags  # the tagged commit is the release
+    problems = tag_problems(tags, release)
+    problems += changelog_problems((REPO / "CHANGELOG.md").read_text(), release, final=final)
     if args.dist is not None:
         problems += dist_problems(args.dist, release)
     for problem in problems:
         print(f"not releasable: {problem}", file=sys.stderr)
     if not problems:
         checked = "CHANGELOG.md and the distributions agree" if args.dist else "CHANGELOG.md agrees"
-        what = "ready to release" if args.final else "the last release; changes since: Unreleased"
+        what = "ready to release" if final else "the last release; changes since: Unreleased"
         print(f"pyctrl-runtime {release}: {checked} ({what})")
     return 1 if problems else 0
 

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import subprocess
 from typing import TYPE_CHECKING
 
 from click.testing import CliRunner
 
 from pyctrl import __version__
 from pyctrl.cli import app
-from tests.release import changelog_problems, dist_problems, main, version
+from tests.release import (
+    changelog_problems,
+    dist_problems,
+    head_tags,
+    main,
+    tag_problems,
+    version,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -74,6 +82,24 @@ def test_cutting_a_release_leaves_nothing_unreleased() -> None:
     ]
     cut = CHANGELOG.replace("### Added\n\n- something new\n\n", "")
     assert changelog_problems(cut, "1.2.0", final=True) == []
+
+
+def test_a_release_tag_must_name_the_version() -> None:
+    """A `v*` tag on HEAD other than v<__version__> is refused; other tags are not ours."""
+    assert tag_problems(["v1.2.0", "nightly"], "1.2.0") == []
+    assert tag_problems(["v1.3.0"], "1.2.0") == [
+        "HEAD is tagged v1.3.0, but src/pyctrl/_version.py says 1.2.0"
+    ]
+
+
+def test_the_tags_are_read_from_git(tmp_path: Path) -> None:
+    """`git tag --points-at HEAD` of the checkout; none outside a git checkout."""
+    assert head_tags(tmp_path) == []
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "tag", "v0.1.0"], cwd=tmp_path, check=True)
+    assert head_tags(tmp_path) == ["v0.1.0"]
 
 
 def test_this_checkouts_changelog_documents_its_version(capsys: pytest.CaptureFixture[str]) -> None:
