@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import ssl
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
@@ -39,6 +38,7 @@ from pyctrl.meta import KubeModel, ObjectMeta
 from pyctrl.resource import CustomResource
 from pyctrl.testing import eventually, running
 from pyctrl.webhook import CertRotator, RotationOptions, SecretCertificates, Server
+from tests.webhook.rotation import Traffic, passes, served_issuer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -142,19 +142,6 @@ async def secret_data(rest: RESTClient, namespace: str) -> dict[str, bytes]:
     return {k: base64.b64decode(v) for k, v in obj["data"].items()}
 
 
-async def served_issuer(port: int) -> str:
-    """The issuer of the certificate the webhook server presents now."""
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    async with asyncio.timeout(10):
-        _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
-    der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
-    writer.close()
-    assert der is not None
-    return x509.load_der_x509_certificate(der).issuer.rfc4514_string()
-
-
 async def serving_the_current_crd(rest: RESTClient, namespace: str, mark: str) -> None:
     """Wait until the API server serves the thermostats from the CRD as it is now.
 
@@ -180,7 +167,7 @@ async def serving_the_current_crd(rest: RESTClient, namespace: str, mark: str) -
     await eventually(warned, message=f"the warning {mark!r} in answers at v1alpha1")
 
 
-class Converter:
+class Converter(Traffic):
     """Writes at v1alpha1 and reads back at v1alpha1 until stopped, keeping the failures.
 
     Each write is converted to v1 for storage, each read back to v1alpha1: two webhook
@@ -188,16 +175,14 @@ class Converter:
     """
 
     def __init__(self, config: Configuration, namespace: str) -> None:
+        super().__init__()
         self.config, self.namespace = config, namespace
-        self.rounds = 0
-        self.failures: list[str] = []
-        self.stop = asyncio.Event()
 
     async def run(self) -> None:
         async with Client.from_config(self.config) as client:
             while not self.stop.is_set():
-                name = f"t-{self.rounds}"
-                fahrenheit = 50.0 + 9 * (self.rounds % 10)  # whole Celsius: exact both ways
+                name = f"t-{self.made}"
+                fahrenheit = 50.0 + 9 * (self.made % 10)  # whole Celsius: exact both ways
                 made = ThermostatV1alpha1(
                     metadata=ObjectMeta(name=name, namespace=self.namespace),
                     spec=ThermostatSpecV1alpha1(target_fahrenheit=fahrenheit),
@@ -209,24 +194,7 @@ class Converter:
                         self.failures.append(f"{name}: read back {read.spec}")
                 except Exception as exc:
                     self.failures.append(f"{name}: {exc}")
-                self.rounds += 1
-
-    async def made_more(self) -> None:
-        """Wait until a few more rounds were made (converted or not)."""
-        mark = self.rounds
-
-        async def more() -> bool:
-            return self.rounds > mark + 3
-
-        await eventually(more)
-
-
-async def passes(rotator: CertRotator, clock: FakeClock, seconds: float) -> None:
-    """Advance the clock and wait for the rotator's pass that follows."""
-    rotator.checked.clear()
-    clock.advance(seconds)
-    async with asyncio.timeout(30):
-        await rotator.checked.wait()
+                self.made += 1
 
 
 def certificates(
@@ -326,7 +294,7 @@ async def test_conversion_keeps_working_through_a_ca_rotation(
             await converter.made_more()
             converter.stop.set()
         assert converter.failures == []
-        assert converter.rounds > 12
+        assert converter.made > 12
         # Written at v1alpha1, stored at v1: converted by the webhook.
         async with Client.from_config(env.config) as client:
             stored = await client.get(Thermostat, "t-0", ns)
