@@ -20,7 +20,7 @@ from .test_webhooks_support import dead_url
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [pytest.mark.kubectl, pytest.mark.needs_builtin_kinds]
 
 DOCS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "envtest-server.md").read_text()
 
