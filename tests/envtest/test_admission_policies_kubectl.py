@@ -20,7 +20,7 @@ from .test_webhooks_support import dead_url
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [pytest.mark.kubectl, pytest.mark.needs_builtin_kinds]
 
 DOCS_PAGE = (Path(__file__).resolve().parents[2] / "docs" / "envtest-server.md").read_text()
 
@@ -770,3 +770,18 @@ async def test_audit_annotations_are_published_under_the_policy_name(
     await kubectl("apply", "-f", "-", stdin=configmap("seen", "4"))
     annotations = [a for r, a in env.server.policies.audit.records if r.name == "seen"]
     assert annotations == [{"audited/replicas": "replicas=4"}]
+
+
+async def test_kubectl_get_prints_kube_apiserver_columns(kubectl: Kubectl) -> None:
+    """Policies list their validations and paramKind, bindings their policy and paramRef."""
+    await kubectl("apply", "-f", "-", stdin=PARAM_LIMIT)
+    policies = await kubectl("get", "validatingadmissionpolicies")
+    assert policies.out.split("\n")[0].split() == ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"]
+    assert policies.out.split("\n")[1].split()[:3] == ["param-limit", "1", "v1/ConfigMap"]
+    bindings = await kubectl("get", "validatingadmissionpolicybindings")
+    assert bindings.out.split("\n")[0].split() == ["NAME", "POLICYNAME", "PARAMREF", "AGE"]
+    assert bindings.out.split("\n")[1].split()[:3] == [
+        "param-limit-binding",
+        "param-limit",
+        "default/limits",
+    ]

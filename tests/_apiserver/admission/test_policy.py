@@ -211,3 +211,37 @@ def test_a_failed_json_patch_test_leaves_the_object_alone() -> None:
     obj = {"data": {"a": "z"}}
     assert _apply_mutation(guarded, {}, obj, rt) == {"data": {"a": "z"}}
     assert _apply_mutation(guarded, {}, {"data": {"a": "x"}}, rt) == {"data": {"a": "y"}}
+
+
+def test_type_checking_covers_built_in_kinds() -> None:
+    """A ConfigMap has no spec: a rule reading object.spec is reported in the status."""
+    from pyctrl._apiserver.registry.admissionregistration.validatingadmissionpolicy import (
+        ValidatingAdmissionPolicyStrategy,
+    )
+    from pyctrl._apiserver.storage.store import Store
+
+    rt = next(t for t in builtin_types() if t.plural == "validatingadmissionpolicies")
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]
+    obj = {
+        "metadata": {"name": "p", "generation": 1},
+        "spec": {
+            "matchConstraints": {"resourceRules": rules},
+            "validations": [
+                {"expression": "size(object.data) < 3"},
+                {"expression": "object.spec.replicas < 3", "messageExpression": "'x'"},
+            ],
+        },
+    }
+    ValidatingAdmissionPolicyStrategy(Store(10)).prepare_for_create(rt, obj)
+    assert obj["status"] == {
+        "observedGeneration": 1,
+        "typeChecking": {
+            "expressionWarnings": [
+                {
+                    "fieldRef": "spec.validations[1].expression",
+                    "warning": "/v1, Kind=ConfigMap: ERROR: <input>:1:7: undefined field 'spec'\n"
+                    " | object.spec.replicas < 3\n | ......^\n",
+                }
+            ]
+        },
+    }

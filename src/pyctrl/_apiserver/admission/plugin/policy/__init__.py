@@ -13,8 +13,12 @@ This package is that admission plugin for the embedded server
 
 - `matching`: ``matchConstraints`` and ``matchResources``;
 - `params`: a binding's parameter objects, read live from the store;
-- `cel`: the CEL environment (``object``, ``oldObject``, ``request``, ``params``,
-  ``namespaceObject``, ``authorizer``, ``variables``) and ``matchConditions``;
-- `validating` and `mutating`: the two kinds of policy;
+- `generic`: what both kinds share: bindings, the policy-binding-param invocations;
+- `validating` and `mutating`: the two kinds of policy; `typechecking`: the
+  ValidatingAdmissionPolicy status' expression warnings;
 - `plugin`: `PolicyPlugin`, the server's `AdmissionHook`, first in its admission list.
+
+The CEL environment (``object``, ``oldObject``, ``request``, ``params``,
+``namespaceObject``, ``authorizer``, ``variables``) and ``matchConditions``, shared with
+the webhooks, are `pyctrl._apiserver.admission.plugin.cel`.
 """

@@ -8,9 +8,9 @@ from ``paramKind``'s, and reports what does not check in the policy's
 ``<group>/<version>, Kind=<Kind>: <cel-go issues>`` per kind). The policy is enforced
 either way.
 
-Here the schemas are those of custom resources (their CRD's ``openAPIV3Schema``); a
-built-in kind has no typed schema in the embedded server, so it is skipped, as
-kube-apiserver skips a kind whose schema it cannot resolve.
+The caller resolves the schemas (the ValidatingAdmissionPolicy strategy: a CRD's
+``openAPIV3Schema``, a built-in kind's OpenAPI definition); a kind whose schema cannot be
+resolved is skipped, as kube-apiserver skips it.
 """
 
 from __future__ import annotations

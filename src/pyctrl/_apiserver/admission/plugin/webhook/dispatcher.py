@@ -198,7 +198,11 @@ class WebhookDispatcher:
     def _conditions_match(self, hook: Hook, attrs: Attributes, target: ResourceType) -> bool:
         """``matchconditions.Matcher.Match``: False skips the webhook; an error may fail."""
         request = attrs.request
-        activation = Activation.build(self.server, request, target, self.authorize, attrs.obj)
+        obj, rt = attrs.obj, request.resource
+        if obj is not None and (target.group, target.version) != (rt.group, rt.version):
+            # The conditions see the object at the matched version (versionedAttr).
+            obj = self.server.api.to_external(target, self.server.api.to_storage(rt, obj))
+        activation = Activation.build(self.server, request, target, self.authorize, obj)
         matches, error = evaluate_match_conditions(
             list(hook.match_conditions), activation.env(None)
         )
