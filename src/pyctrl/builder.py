@@ -107,7 +107,9 @@ class _AfterOwnWrites:
 
     So that a reconcile never acts on a state older than the last one it wrote itself
     (`pyctrl.cache.CacheOptions.read_your_own_writes`). The wait is bounded; it never
-    holds up the watch, only this key's worker.
+    holds up the watch, only this key's worker. Only for a `Reconciler`: an
+    `ObjectReconciler`'s object is read with `pyctrl.cache.Cache.get`, which waits the
+    same way, so each reconcile waits once.
     """
 
     def __init__(self, manager: Manager, type_: type[Any], reconciler: Reconciler) -> None:
@@ -431,8 +433,10 @@ class Builder(Generic[T]):
         ``engaged``); blocking code is offloaded.
         """
         adapted: Reconciler
-        typed = isinstance(reconciler, ObjectReconciler)
-        if typed and not isinstance(reconciler, Reconciler):
+        reads_object = isinstance(reconciler, ObjectReconciler) and not isinstance(
+            reconciler, Reconciler
+        )
+        if reads_object:
             if self._for is None or self._for.type_ is None:
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
             handed: Any = reconciler
@@ -452,7 +456,8 @@ class Builder(Generic[T]):
         else:
             adapted = reconciler
         if (
-            self._for is not None
+            not reads_object  # its read of the object waits for the cache already
+            and self._for is not None
             and self._for.type_ is not None
             and self.manager.cache.options.read_your_own_writes
         ):
@@ -493,11 +498,24 @@ class Builder(Generic[T]):
         if informer is not None:
             # Sharded controllers are active on every replica, not only on a leader.
             options = replace(options or Options(), need_leader_election=False)
-        controller = Controller(name, adapted, options=options, kind=kind)
-        if self._for is not None and self._for.type_ is not None:
-            controller.notify = _notifier(self.manager, self._for.type_, name)
-        if informer is not None and self.manager.shards is not None:
-            controller.gate = self.manager.shards.gate_for(informer, controller.queue)
+        leader_only = (options or Options()).need_leader_election
+        controller = Controller(
+            name,
+            adapted,
+            options=options,
+            kind=kind,
+            gate=(
+                self.manager.shards.gate_for(informer)
+                if informer is not None and self.manager.shards is not None
+                else None
+            ),
+            fence=self.manager.fence if leader_only else None,
+            notify=(
+                _notifier(self.manager, self._for.type_, name)
+                if self._for is not None and self._for.type_ is not None
+                else None
+            ),
+        )
         watches = [*([self._for] if self._for else []), *self._watches]
         for watch in watches:
             if local or watch.source is not None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyctrl.errors import NotFoundError
 from pyctrl.log import get_logger
-from pyctrl.resource import accessor
+from pyctrl.resource import ObjectAccessor, accessor
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,7 +48,11 @@ def is_paused(obj: Any, annotation: str = PAUSED_ANNOTATION) -> bool:
     """Whether ``obj`` carries ``annotation: "true"`` (any case)."""
     if obj is None:
         return False
-    value = (accessor(obj).annotations or {}).get(annotation)
+    return _pauses(accessor(obj), annotation)
+
+
+def _pauses(meta: ObjectAccessor, annotation: str) -> bool:
+    value = (meta.annotations or {}).get(annotation)
     return isinstance(value, str) and value.lower() == "true"
 
 
@@ -70,8 +74,7 @@ class NotPaused:
     def update(self, event: UpdateEvent[Any]) -> bool:
         """Pass unless the object was paused before and still is."""
         return not (
-            is_paused(event.object_old, self.annotation)
-            and is_paused(event.object_new, self.annotation)
+            _pauses(event.meta_old, self.annotation) and _pauses(event.meta_new, self.annotation)
         )
 
     def delete(self, event: DeleteEvent[Any]) -> bool:
