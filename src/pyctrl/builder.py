@@ -66,13 +66,14 @@ from pyctrl.reconcile import (
     SyncReconciler,
     as_reconciler,
 )
+from pyctrl.resource import Unstructured
 from pyctrl.source import Kind, Source
 from pyctrl.workqueue import by_cluster
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from pyctrl.cache import Informer
+    from pyctrl.cache import Cache, Informer
     from pyctrl.clock import Clock
     from pyctrl.cluster import Cluster
     from pyctrl.daemon import Daemon, DaemonFunc
@@ -120,6 +121,16 @@ class _AfterOwnWrites:
             self._type, request.name, request.namespace or None
         )
         return await self._reconciler.reconcile(request)
+
+
+class _Untyped:
+    """Reads one kind's objects from the cache as `Unstructured` (its JSON, no model built)."""
+
+    def __init__(self, cache: Cache, gvk: GroupVersionKind) -> None:
+        self._cache, self._gvk = cache, gvk
+
+    async def get(self, type_: type[T], name: str, namespace: str | None = None) -> T:
+        return await self._cache.get(type_, name, namespace, gvk=self._gvk)
 
 
 class _WhileEngaged:
@@ -396,8 +407,13 @@ class Builder(Generic[T]):
                 watch.predicates = (*watch.predicates, owner_filter)
         return self.manager.cache.get_informer(self._for.type_)
 
-    def _pausable(self, watch: _Watch, name: str, reconciler: Reconciler) -> Reconciler:
-        """Skip paused objects: drop their events, and check before each reconcile."""
+    def _pausable(
+        self, watch: _Watch, name: str, reconciler: Reconciler | ObjectReconciler[Any]
+    ) -> Reconciler:
+        """Skip paused objects: drop their events, and check before each reconcile.
+
+        An `ObjectReconciler` is handed the object the check read: one read per reconcile.
+        """
         assert watch.type_ is not None
         assert self._paused is not None
         watch.predicates = (*watch.predicates, NotPaused(self._paused))
@@ -405,7 +421,13 @@ class Builder(Generic[T]):
         def record(obj: Any, reason: str, message: str) -> None:
             self.manager.get_event_recorder_for(name).event(obj, "Normal", reason, message)
 
-        return SkipPaused(self.manager.cache, watch.type_, reconciler, record, self._paused)
+        if not isinstance(reconciler, Reconciler):
+            return SkipPaused(
+                self.manager.cache, watch.type_, reconciler, record, self._paused, hand_object=True
+            )
+        # A Reconciler reads its object itself: the check reads only the JSON, untyped.
+        untyped = _Untyped(self.manager.cache, self.manager.scheme.gvk_for(watch.type_))
+        return SkipPaused(untyped, Unstructured, reconciler, record, self._paused)
 
     def _source(self, watch: _Watch) -> Source:
         if watch.source is not None:
@@ -425,43 +447,47 @@ class Builder(Generic[T]):
         self,
         reconciler: Reconciler | SyncReconciler | ObjectReconciler[T] | SyncObjectReconciler[T],
         *,
+        name: str,
         engaged: bool,
     ) -> Reconciler:
         """The `Reconciler` the controller calls.
 
         Object reconcilers read their object first (from the request's cluster when
-        ``engaged``); blocking code is offloaded.
+        ``engaged``); blocking code is offloaded; paused objects are skipped. Each
+        reconcile reads its object (and waits for the client's own writes of it) once.
         """
+        for_type = self._for.type_ if self._for is not None else None
+        # Pausing reads the local cache: a multi-cluster controller's objects are elsewhere.
+        pausable = self._for is not None and for_type is not None and bool(self._paused)
+        pausable = pausable and not engaged
         adapted: Reconciler
-        reads_object = isinstance(reconciler, ObjectReconciler) and not isinstance(
-            reconciler, Reconciler
-        )
-        if reads_object:
-            if self._for is None or self._for.type_ is None:
+        if isinstance(reconciler, ObjectReconciler) and not isinstance(reconciler, Reconciler):
+            if self._for is None or for_type is None:
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
             handed: Any = reconciler
             if not _executor.is_async(handed.reconcile_object):
                 handed = _executor.Offloaded(handed)
             if engaged:
-                adapted = _InRequestsCluster(self.manager, self._for.type_, handed)
+                adapted = _InRequestsCluster(self.manager, for_type, handed)
+            elif pausable:
+                adapted = self._pausable(self._for, name, cast("ObjectReconciler[Any]", handed))
             else:
-                adapted = as_reconciler(self.manager.cache, self._for.type_, handed)
-        elif not isinstance(reconciler, Reconciler):
-            raise TypeError(
-                f"{type(reconciler).__name__} has neither reconcile(request) "
-                "nor reconcile_object(obj)"
-            )
-        elif not _executor.is_async(reconciler.reconcile):
-            adapted = cast("Reconciler", _executor.Offloaded(reconciler))
+                adapted = as_reconciler(self.manager.cache, for_type, handed)
+            # Its read of the object waits for the client's own writes already.
         else:
+            if not isinstance(reconciler, Reconciler):
+                raise TypeError(
+                    f"{type(reconciler).__name__} has neither reconcile(request) "
+                    "nor reconcile_object(obj)"
+                )
             adapted = reconciler
-        if (
-            not reads_object  # its read of the object waits for the cache already
-            and self._for is not None
-            and self._for.type_ is not None
-            and self.manager.cache.options.read_your_own_writes
-        ):
-            adapted = _AfterOwnWrites(self.manager, self._for.type_, adapted)
+            if not _executor.is_async(reconciler.reconcile):
+                adapted = cast("Reconciler", _executor.Offloaded(reconciler))
+            if pausable:
+                assert self._for is not None
+                adapted = self._pausable(self._for, name, adapted)  # its read waits
+            elif for_type is not None and self.manager.cache.options.read_your_own_writes:
+                adapted = _AfterOwnWrites(self.manager, for_type, adapted)
         if engaged:
             adapted = _WhileEngaged(self.manager, adapted)
         return adapted
@@ -482,15 +508,12 @@ class Builder(Generic[T]):
             kind = self.manager.scheme.gvk_for(self._for.type_).kind
         name = self._name or kind.lower()
         local, engaged = self._clusters
-        adapted = self._adapt(reconciler, engaged=engaged)
         if engaged and self.manager.shards is not None:
             raise ValueError(
                 f"controller {name!r}: multicluster() controllers cannot be sharded yet; "
                 "sharding splits the local cluster's objects only"
             )
-        # Pausing reads the local cache: a multi-cluster controller's objects are elsewhere.
-        if self._for is not None and self._for.type_ is not None and self._paused and not engaged:
-            adapted = self._pausable(self._for, name, adapted)
+        adapted = self._adapt(reconciler, name=name, engaged=engaged)
         informer = self._shard()
         options = self._options
         if engaged and (options is None or options.fairness_key is None):
