@@ -45,8 +45,7 @@ from pyctrl.errors import ClusterNotFoundError
 from pyctrl.log import get_logger
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
-from pyctrl.workqueue import Trigger
-from pyctrl.workqueue._triggers import event_trigger
+from pyctrl.workqueue import Trigger, event_trigger
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence

@@ -42,8 +42,7 @@ from pyctrl import tracing
 from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyctrl.handler import EnqueueRequestForObject, EventHandler, Queue
 from pyctrl.log import debug_enabled, get_logger
-from pyctrl.workqueue import Trigger, TriggerKind
-from pyctrl.workqueue._triggers import event_trigger
+from pyctrl.workqueue import Trigger, TriggerKind, event_trigger
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -173,7 +173,9 @@ async def test_a_leader_only_controller_needs_the_managers_fence(env: Environmen
     """Under leader election the builder hands the fence over; a bare Controller is refused."""
     manager = Manager(
         env.config,
-        options(leader_election=True, leader_election_id="fence", leader_election_namespace="default"),
+        options(
+            leader_election=True, leader_election_id="fence", leader_election_namespace="default"
+        ),
     )
     built = controller_managed_by(manager).for_(Gadget).complete(Seen())
     assert manager.fence is not None
