@@ -71,41 +71,55 @@ class _Frozen:
         return f"{type(self).__name__}({fields})"
 
 
-class CreateEvent(_Frozen, Generic[T]):
-    """An object was created, or listed when an informer started."""
+class _OfOne(_Frozen, Generic[T]):
+    """An event about one object: given, or held cached and decoded on first use."""
 
-    __slots__ = ("_cached", "_held", "is_in_initial_list")
-    __match_args__ = ("object", "is_in_initial_list")
-    _fields = __match_args__
+    __slots__ = ("_cached", "_held")
 
     _cached: CachedObject[T] | None
     _held: T
+
+    def _hold(self, obj: T | None, cached: CachedObject[T] | None) -> None:
+        _set_slot(self, "_cached", cached)
+        _set_slot(self, "_held", obj)
+
+    @property
+    def object(self) -> T:
+        """The object (decoded on first use, for an event from the cache)."""
+        cached = self._cached
+        return self._held if cached is None else cached.object
+
+    @property
+    def meta(self) -> ObjectAccessor:
+        """The object's metadata, without decoding an event's cached object.
+
+        Raises:
+            TypeError: the object is not a Kubernetes object (what a `Channel` may carry).
+        """
+        cached = self._cached
+        return ObjectAccessor(self._held) if cached is None else cached.meta()
+
+
+class CreateEvent(_OfOne[T]):
+    """An object was created, or listed when an informer started."""
+
+    __slots__ = ("is_in_initial_list",)
+    __match_args__ = ("object", "is_in_initial_list")
+    _fields = __match_args__
+
     is_in_initial_list: bool
 
     def __init__(self, object: T, is_in_initial_list: bool = False) -> None:
-        _set_slot(self, "_cached", None)
-        _set_slot(self, "_held", object)
+        self._hold(object, None)
         _set_slot(self, "is_in_initial_list", is_in_initial_list)
 
     @classmethod
     def cached(cls, obj: CachedObject[T], is_in_initial_list: bool = False) -> Self:
         """The event of a cached object, decoded when ``object`` is first read."""
         event = cls.__new__(cls)
-        _set_slot(event, "_cached", obj)
+        event._hold(None, obj)
         _set_slot(event, "is_in_initial_list", is_in_initial_list)
         return event
-
-    @property
-    def object(self) -> T:
-        """The object (decoded on first use, for a cached event)."""
-        cached = self._cached
-        return self._held if cached is None else cached.object
-
-    @property
-    def meta(self) -> ObjectAccessor:
-        """The object's metadata, without decoding a cached object."""
-        cached = self._cached
-        return ObjectAccessor(self._held) if cached is None else cached.meta()
 
 
 class UpdateEvent(_Frozen, Generic[T]):
@@ -159,63 +173,37 @@ class UpdateEvent(_Frozen, Generic[T]):
         return ObjectAccessor(self._new) if cached is None else cached.meta()
 
 
-class DeleteEvent(_Frozen, Generic[T]):
+class DeleteEvent(_OfOne[T]):
     """An object was deleted; ``delete_state_unknown`` if the delete was inferred."""
 
-    __slots__ = ("_cached", "_held", "delete_state_unknown")
+    __slots__ = ("delete_state_unknown",)
     __match_args__ = ("object", "delete_state_unknown")
     _fields = __match_args__
 
-    _cached: CachedObject[T] | None
-    _held: T
     delete_state_unknown: bool
 
     def __init__(self, object: T, delete_state_unknown: bool = False) -> None:
-        _set_slot(self, "_cached", None)
-        _set_slot(self, "_held", object)
+        self._hold(object, None)
         _set_slot(self, "delete_state_unknown", delete_state_unknown)
 
     @classmethod
     def cached(cls, obj: CachedObject[T], delete_state_unknown: bool = False) -> Self:
         """The event of a cached object's delete, decoded when ``object`` is first read."""
         event = cls.__new__(cls)
-        _set_slot(event, "_cached", obj)
+        event._hold(None, obj)
         _set_slot(event, "delete_state_unknown", delete_state_unknown)
         return event
 
-    @property
-    def object(self) -> T:
-        """The object's last known state (decoded on first use, for a cached event)."""
-        cached = self._cached
-        return self._held if cached is None else cached.object
 
-    @property
-    def meta(self) -> ObjectAccessor:
-        """The object's metadata, without decoding a cached object."""
-        cached = self._cached
-        return ObjectAccessor(self._held) if cached is None else cached.meta()
-
-
-class GenericEvent(_Frozen, Generic[T]):
+class GenericEvent(_OfOne[T]):
     """An event from outside the cluster's watches, about ``object``."""
 
-    __slots__ = ("object",)
+    __slots__ = ()
     __match_args__ = ("object",)
     _fields = __match_args__
 
-    object: T
-
     def __init__(self, object: T) -> None:
-        _set_slot(self, "object", object)
-
-    @property
-    def meta(self) -> ObjectAccessor:
-        """The object's metadata.
-
-        Raises:
-            TypeError: the object is not a Kubernetes object (what a `Channel` may carry).
-        """
-        return ObjectAccessor(self.object)
+        self._hold(object, None)
 
 
 Event = CreateEvent[T] | UpdateEvent[T] | DeleteEvent[T] | GenericEvent[T]

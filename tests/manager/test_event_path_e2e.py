@@ -116,6 +116,8 @@ async def test_a_predicate_and_a_handler_reading_the_object_share_one_decode(
     objects: list[int] = []
 
     def large(event: CreateEvent[Gadget]) -> bool:
+        with pytest.raises(AttributeError, match=r"read-only: change the event's \.object"):
+            event.meta.labels = {"changed": "here"}  # the cache's copy, not the event's
         sizes.append(("predicate", event.object.spec.size))
         objects.append(id(event.object))
         return event.object.spec.size > 1
