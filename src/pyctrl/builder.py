@@ -408,7 +408,12 @@ class Builder(Generic[T]):
         return self.manager.cache.get_informer(self._for.type_)
 
     def _pausable(
-        self, watch: _Watch, name: str, reconciler: Reconciler | ObjectReconciler[Any]
+        self,
+        watch: _Watch,
+        name: str,
+        reconciler: Reconciler | ObjectReconciler[Any],
+        *,
+        hand_object: bool = False,
     ) -> Reconciler:
         """Skip paused objects: drop their events, and check before each reconcile.
 
@@ -421,7 +426,7 @@ class Builder(Generic[T]):
         def record(obj: Any, reason: str, message: str) -> None:
             self.manager.get_event_recorder_for(name).event(obj, "Normal", reason, message)
 
-        if not isinstance(reconciler, Reconciler):
+        if hand_object:
             return SkipPaused(
                 self.manager.cache, watch.type_, reconciler, record, self._paused, hand_object=True
             )
@@ -470,7 +475,7 @@ class Builder(Generic[T]):
             if engaged:
                 adapted = _InRequestsCluster(self.manager, for_type, handed)
             elif pausable:
-                adapted = self._pausable(self._for, name, cast("ObjectReconciler[Any]", handed))
+                adapted = self._pausable(self._for, name, handed, hand_object=True)
             else:
                 adapted = as_reconciler(self.manager.cache, for_type, handed)
             # Its read of the object waits for the client's own writes already.
