@@ -357,11 +357,16 @@ spec:
   validations:
   - expression: "object.spec.size <= 10"
   - expression: "object.spec.colour == 'red'"
+  - expression: "'team' in object.metadata.labels && object.metadata.labels.team != ''"
 """
 
 
 async def test_type_checking_warnings_reach_the_policy_status(kubectl: Kubectl) -> None:
-    """An expression naming a field the kind's schema lacks is reported in status.typeChecking."""
+    """An expression naming a field the kind's schema lacks is reported in status.typeChecking.
+
+    A custom resource's ``metadata`` is the full ObjectMeta there (labels check), as in the
+    OpenAPI kube-apiserver publishes.
+    """
     await kubectl("apply", "-f", "-", stdin=WIDGET_CRD)
     await kubectl("wait", "--for=condition=Established", "crd/widgets.example.com")
     await kubectl("apply", "-f", "-", stdin=WIDGET_POLICY)

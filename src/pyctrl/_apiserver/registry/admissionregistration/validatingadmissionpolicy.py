@@ -74,11 +74,35 @@ def _find_builtin_schema(
     return None
 
 
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def _object_meta() -> dict[str, Any]:
+    """ObjectMeta's schema as the server publishes it (references inlined)."""
+    definitions = openapi_definitions("", "v1", "ConfigMap", v3=False) or {}
+    found = _inline(definitions, definitions.get(_OBJECT_META), ())
+    return found if isinstance(found, dict) else {"type": "object"}
+
+
 def _version_schema(crd: dict[str, Any], version: str) -> dict[str, Any] | None:
+    """A CRD version's schema as its published OpenAPI has it: ``metadata`` is ObjectMeta.
+
+    kube-apiserver's type checker reads the published OpenAPI, where a custom resource's
+    ``apiVersion``, ``kind`` and ``metadata``, the full ObjectMeta (labels,
+    annotations...), not the name-only view CRD validation rules get.
+    """
     for entry in (crd.get("spec") or {}).get("versions") or []:
         if isinstance(entry, dict) and entry.get("name") == version:
             schema = (entry.get("schema") or {}).get("openAPIV3Schema")
-            return schema if isinstance(schema, dict) else None
+            if not isinstance(schema, dict):
+                return None
+            properties = {
+                **(schema.get("properties") or {}),
+                "apiVersion": {"type": "string"},
+                "kind": {"type": "string"},
+                "metadata": _object_meta(),
+            }
+            return {**schema, "properties": properties}
     return None
 
 
