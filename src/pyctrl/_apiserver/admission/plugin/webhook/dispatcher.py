@@ -214,8 +214,8 @@ class WebhookDispatcher:
                 return (await hook.convert(source.crd_name, [obj], dest.api_version))[0]
         except StatusError as exc:
             raise internal(exc.message) from None
-        api = self.server.api
-        return api.to_external(dest, api.to_storage(source, obj))
+        converter = self.server.converter
+        return converter.to_external(dest, converter.to_storage(source, obj))
 
     def _review(
         self,
