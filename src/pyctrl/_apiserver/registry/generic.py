@@ -201,17 +201,8 @@ class ResourceStore(Writer):
         self.strategy.before_delete(rt, name)
         check_preconditions(rt, stored, opts)
         existing = await self.external(stored)
-        await self.admission.validate(
-            rt,
-            "DELETE",
-            obj=None,
-            old=existing,
-            namespace=namespace,
-            name=name,
-            subresource="",
-            dry_run=opts.dry_run,
-            options=opts.raw,
-            warnings=opts.warnings,
+        await self._validate_admission(
+            "DELETE", None, existing, namespace=namespace, name=name, subresource="", ctx=opts
         )
         result, deleted = self.delete_core(namespace if rt.namespaced else "", name, opts)
         code = 200
@@ -335,10 +326,7 @@ class Stores:
         manager: str = "kube-controller-manager",
         subresource: str = "",
     ) -> dict[str, Any] | None:
-        """A controller's read-modify-write of a stored object (no admission, no validation).
-
-        ``mutate`` changes the copy in place and returns whether it changed anything.
-        """
+        """`Writer.update_internal` by the store of the storage ``key`` (None: none)."""
         rt = self.registry.storage_type(key)
         if rt is None:
             return None

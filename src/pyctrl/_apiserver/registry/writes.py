@@ -42,7 +42,7 @@ from pyctrl._apiserver.storage.store import KeyExistsError, KeyNotFoundError, RV
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl._apiserver.admission.chain import Admission
+    from pyctrl._apiserver.admission.chain import Admission, AdmissionOptions
     from pyctrl._apiserver.registry.conversion import Converter
     from pyctrl._apiserver.registry.rest import Strategy
     from pyctrl._apiserver.scheme.resources import ResourceType
@@ -173,14 +173,15 @@ class Writer:
     async def _validate_admission(
         self,
         operation: str,
-        obj: dict[str, Any],
+        obj: dict[str, Any] | None,
         old: dict[str, Any] | None,
         *,
         namespace: str,
         name: str,
         subresource: str,
-        ctx: RequestContext,
+        ctx: AdmissionOptions,
     ) -> None:
+        """Validating admission of a write (or a delete: ``ctx`` its `DeleteOptions`)."""
         await self.admission.validate(
             self.rt,
             operation,
