@@ -14,8 +14,8 @@ operation (the figure that decides how much of two shared cores it takes):
   and the server CPU each delivered event adds;
 - a paginated list (500 per page) of 10,000 ConfigMaps, as an informer's first list.
 
-It also times the API layer alone (no HTTP: ``server.api`` called in-process) for the
-same writes, which bounds what any HTTP stack could reach.
+It also times the API layer alone (no HTTP: the resource's store from ``server.stores``
+called in-process) for the same writes, which bounds what any HTTP stack could reach.
 
 Run: ``python -m bench apiserver``.
 """
@@ -210,32 +210,29 @@ async def _over_https() -> dict[str, float]:
 
 async def _in_process() -> dict[str, float]:
     """The API layer alone: the same writes, called without HTTP in this process."""
-    from pyctrl._apiserver.registry.generic import WriteOptions
+    from pyctrl._apiserver.registry.generic import RequestContext
     from pyctrl.crd import crd_for
     from pyctrl.envtest import Environment
 
     async with Environment(crds=[crd_for(BenchItem)]) as env:
         assert env.server is not None
-        api = env.server.api
         rt = env.server.registry.lookup(GROUP, VERSION, PLURAL)
         assert rt is not None
+        items = env.server.stores.for_type(rt)
         started = time.perf_counter()
         for i in range(ITEMS):
-            await api.create(rt, "default", _item(i), WriteOptions(field_manager="bench"))
+            await items.create(RequestContext(field_manager="bench"), "default", _item(i))
         creates = ITEMS / (time.perf_counter() - started)
         started = time.perf_counter()
         count = 4 * ITEMS
         for n in range(count):
             sub, body = _patch_body(n)
-            await api.patch(
-                rt,
-                "default",
-                f"item-{n % ITEMS:05d}",
-                "merge",
-                orjson.loads(body),
-                opts=WriteOptions(field_manager="op" if sub else "driver"),
-                subresource=sub.lstrip("/"),
+            ctx = RequestContext(
+                field_manager="op" if sub else "driver",
+                patch_type="merge",
+                patch=orjson.loads(body),
             )
+            await items.patch(ctx, "default", f"item-{n % ITEMS:05d}", subresource=sub.lstrip("/"))
         patches = count / (time.perf_counter() - started)
     return {"api_layer_cr_creates_per_s": creates, "api_layer_cr_patches_per_s": patches}
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import aiohttp
 
 from pyctrl import metrics
-from pyctrl._apiserver.registry.generic import WriteOptions
+from pyctrl._apiserver.registry.generic import RequestContext
 from pyctrl.builder import controller_managed_by
 from pyctrl.controller import Options as ControllerOptions
 from pyctrl.manager import Manager
@@ -132,10 +132,11 @@ async def store_widgets(env: Environment, count: int, start: int = 0) -> dict[Re
     assert env.server is not None
     rt = env.server.registry.lookup("test.pyctrl.dev", "v1", "widgets")
     assert rt is not None
+    widgets = env.server.stores.for_type(rt)
     slots: dict[Request, int] = {}
     for i in range(start, count):
-        made = await env.server.api.create(
-            rt, "default", {"metadata": {"name": f"w{i:05d}"}, "spec": {}}, WriteOptions()
+        made = await widgets.create(
+            RequestContext(), "default", {"metadata": {"name": f"w{i:05d}"}, "spec": {}}
         )
         slots[Request("default", f"w{i:05d}")] = slot_of(hash_field(made["metadata"]["uid"]), SLOTS)
         if i % 20 == 19:

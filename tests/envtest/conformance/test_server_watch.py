@@ -11,7 +11,7 @@ import pytest
 from kubernetes_asyncio import client as k8s
 
 from pyctrl._apiserver.endpoints.server import APIServer
-from pyctrl._apiserver.registry.generic import WriteOptions
+from pyctrl._apiserver.registry.generic import RequestContext
 from pyctrl.clock import FakeClock
 from pyctrl.envtest import Environment
 from pyctrl.testing import eventually
@@ -296,8 +296,9 @@ async def test_slow_watcher_is_closed_without_blocking_writers() -> None:
             # Writes committed in one event-loop turn: the watcher cannot drain in between.
             rt = srv.registry.lookup("", "v1", "configmaps")
             assert rt is not None
+            configmaps = srv.stores.for_type(rt)
             for i in range(20):
-                await srv.api.create(rt, "default", cm(f"x{i}"), WriteOptions())
+                await configmaps.create(RequestContext(), "default", cm(f"x{i}"))
             assert srv.hub.count() == 0
             body = await resp.read()
         assert body.count(b"\n") <= 5

@@ -25,7 +25,7 @@ __all__ = ["Admission", "AdmissionOptions", "AfterMutation"]
 
 
 class AdmissionOptions(Protocol):
-    """What admission reads of a write's options (the registry's ``WriteOptions``)."""
+    """What admission reads of a write's options (the registry's ``RequestContext``)."""
 
     @property
     def dry_run(self) -> bool:

@@ -110,5 +110,5 @@ class PluginHost(Protocol):
         """The conversion hook for CRDs with a Webhook strategy."""
 
     @property
-    def api(self) -> VersionConverter:
+    def converter(self) -> VersionConverter:
         """Converts objects between a type's versions."""

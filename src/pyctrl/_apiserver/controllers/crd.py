@@ -29,7 +29,7 @@ from pyctrl._apiserver.scheme.resources import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.registry.generic import Stores
     from pyctrl._apiserver.storage.store import StorageKey, StoreEvent
     from pyctrl._apiserver.storage.watch import WatchHub
 
@@ -189,12 +189,12 @@ def types_for(crd: dict[str, Any]) -> list[ResourceType]:
 class CRDController:
     """Serves the resources of stored CRDs and cleans them up when a CRD is deleted."""
 
-    def __init__(self, api: API, hub: WatchHub) -> None:
-        self.api = api
+    def __init__(self, stores: Stores, hub: WatchHub) -> None:
+        self.stores = stores
         self.hub = hub
         self.queue: WorkQueue[CRDCleanup] = WorkQueue()
-        api.strategies.crds.reconciler = self
-        api.store.add_listener(self._on_event)
+        stores.strategies.crds.reconciler = self
+        stores.storage.add_listener(self._on_event)
 
     def _on_event(self, event: StoreEvent) -> None:
         if event.key == CRDS and event.type == "DELETED":
@@ -206,9 +206,9 @@ class CRDController:
         ):
             self.queue.add(CRDCleanup(event.name))
         if event.type == "DELETED":
-            for rt in self.api.registry.for_storage(event.key):
+            for rt in self.stores.registry.for_storage(event.key):
                 if rt.crd_name:
-                    crd = self.api.store.get(CRDS, "", rt.crd_name)
+                    crd = self.stores.storage.get(CRDS, "", rt.crd_name)
                     if crd is not None and ro_meta(crd).get("deletionTimestamp"):
                         self.queue.add(CRDCleanup(rt.crd_name))
                     break
@@ -222,15 +222,15 @@ class CRDController:
 
     def crd_finalizer_pending(self, name: str) -> bool:
         """Whether a CRD still waits for its cleanup finalizer (for tests)."""
-        crd = self.api.store.get(CRDS, "", name)
+        crd = self.stores.storage.get(CRDS, "", name)
         return crd is not None and CLEANUP_FINALIZER in (ro_meta(crd).get("finalizers") or [])
 
     def _unregister(self, name: str, crd: dict[str, Any]) -> None:
-        old = self.api.registry.crd_types(name)
-        self.api.registry.set_crd_types(name, [])
+        old = self.stores.registry.crd_types(name)
+        self.stores.set_crd_types(name, [])
         keys = {rt.storage_key for rt in old}
         for key in keys:
-            self.api.registry.cache_start.pop(key, None)
+            self.stores.registry.cache_start.pop(key, None)
         if not keys:
             spec = _spec(crd)
             plural = (spec.get("names") or {}).get("plural")
@@ -238,14 +238,14 @@ class CRDController:
                 keys.add((str(spec.get("group", "")), str(plural)))
         for key in keys:
             self.hub.close_key(key, "custom resource definition deleted")
-            self.api.store.drop_key(key)
+            self.stores.storage.drop_key(key)
 
     def _names_conflict(self, crd: dict[str, Any]) -> tuple[str, str]:
         spec = _spec(crd)
         group = spec.get("group")
         names = spec.get("names") or {}
         name = meta_of(crd).get("name")
-        for other in self.api.store.items(CRDS, None):
+        for other in self.stores.storage.items(CRDS, None):
             if meta_of(other).get("name") == name:
                 continue
             ospec = _spec(other)
@@ -260,7 +260,7 @@ class CRDController:
 
     def reconcile(self, name: str) -> None:
         """Bring a CRD's status and served types in line with its spec."""
-        crd = self.api.store.get(CRDS, "", name)
+        crd = self.stores.storage.get(CRDS, "", name)
         if crd is None:
             return
         reason, message = self._names_conflict(crd)
@@ -297,22 +297,22 @@ class CRDController:
                 changed = True
             return changed
 
-        self.api.update_internal(
+        self.stores.update_internal(
             CRDS, "", name, mutate, manager="kube-apiserver", subresource="status"
         )
-        crd = self.api.store.get(CRDS, "", name)
+        crd = self.stores.storage.get(CRDS, "", name)
         if crd is None:
             return
-        old_types = self.api.registry.crd_types(name)
+        old_types = self.stores.registry.crd_types(name)
         new_types = types_for(crd) if accepted else []
         if _served_shape(old_types) != _served_shape(new_types):
-            self.api.registry.set_crd_types(name, new_types)
+            self.stores.set_crd_types(name, new_types)
             for t in new_types:
-                self.api.registry.cache_start.setdefault(t.storage_key, self.api.store.rv)
+                self.stores.registry.cache_start.setdefault(t.storage_key, self.stores.storage.rv)
             self._redefault(old_types, new_types)
             removed = {t.storage_key for t in old_types} - {t.storage_key for t in new_types}
             for key in removed:
-                self.api.registry.cache_start.pop(key, None)
+                self.stores.registry.cache_start.pop(key, None)
             for key in removed:
                 self.hub.close_key(key, "custom resource definition changed")
 
@@ -324,28 +324,28 @@ class CRDController:
         if storage_old is not None and storage_old.schema == storage_new.schema:
             return
         key: StorageKey = storage_new.storage_key
-        for obj in self.api.store.items(key, None):
+        for obj in self.stores.storage.items(key, None):
             copy = deep_copy(obj)
             apply_defaults(copy, storage_new.schema)
             if copy != obj:
-                self.api.store.replace_silently(key, copy)
+                self.stores.storage.replace_silently(key, copy)
 
     def cleanup(self, name: str) -> bool:
         """Delete a terminating CRD's custom resources; True when the CRD could go."""
-        crd = self.api.store.get(CRDS, "", name)
+        crd = self.stores.storage.get(CRDS, "", name)
         if crd is None or not meta_of(crd).get("deletionTimestamp"):
             return True
-        types = self.api.registry.crd_types(name)
+        types = self.stores.registry.crd_types(name)
         keys = {t.storage_key for t in types}
         remaining = 0
         for key in keys:
-            for obj in list(self.api.store.items(key, None)):
+            for obj in list(self.stores.storage.items(key, None)):
                 meta = meta_of(obj)
                 if not meta.get("deletionTimestamp"):
-                    self.api.delete_internal(
+                    self.stores.delete_internal(
                         key, meta.get("namespace") or "", meta["name"], propagation="Background"
                     )
-            remaining += self.api.store.count(key)
+            remaining += self.stores.storage.count(key)
 
         def progress(obj: dict[str, Any]) -> bool:
             if remaining:
@@ -364,7 +364,7 @@ class CRDController:
                 "removed all instances",
             )
 
-        self.api.update_internal(
+        self.stores.update_internal(
             CRDS, "", name, progress, manager="kube-apiserver", subresource="status"
         )
         if remaining:
@@ -381,7 +381,7 @@ class CRDController:
                 meta.pop("finalizers", None)
             return True
 
-        self.api.update_internal(CRDS, "", name, drop_finalizer, manager="kube-apiserver")
+        self.stores.update_internal(CRDS, "", name, drop_finalizer, manager="kube-apiserver")
         return True
 
 

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 from pyctrl._apiserver.apimachinery.meta import meta_of
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.registry.generic import Stores
     from pyctrl._apiserver.storage.store import StorageKey
 
 __all__ = ["remove_finalizer"]
 
 
-def remove_finalizer(api: API, key: StorageKey, ns: str, name: str, finalizer: str) -> None:
+def remove_finalizer(stores: Stores, key: StorageKey, ns: str, name: str, finalizer: str) -> None:
     """Drop ``finalizer`` from ``metadata.finalizers`` of the stored object (if it is there)."""
 
     def drop(o: dict[str, Any]) -> bool:
@@ -28,4 +28,4 @@ def remove_finalizer(api: API, key: StorageKey, ns: str, name: str, finalizer: s
             m.pop("finalizers", None)
         return True
 
-    api.update_internal(key, ns, name, drop)
+    stores.update_internal(key, ns, name, drop)

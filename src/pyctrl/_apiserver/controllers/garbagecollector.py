@@ -21,7 +21,7 @@ from pyctrl._apiserver.controllers.finalizers import remove_finalizer
 from pyctrl._apiserver.controllers.queue import WorkQueue
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.registry.generic import Stores
     from pyctrl._apiserver.storage.store import StorageKey, StoreEvent
 
 __all__ = ["AttemptToDelete", "GarbageCollector", "ProcessOwner"]
@@ -55,10 +55,10 @@ def _split_api_version(api_version: str) -> tuple[str, str]:
 class GarbageCollector:
     """Deletes dependents of deleted owners; foreground deletion and orphaning."""
 
-    def __init__(self, api: API) -> None:
-        self.api = api
+    def __init__(self, stores: Stores) -> None:
+        self.stores = stores
         self.queue: WorkQueue[AttemptToDelete | ProcessOwner] = WorkQueue()
-        api.store.add_listener(self._on_event)
+        stores.storage.add_listener(self._on_event)
 
     def _on_event(self, event: StoreEvent) -> None:
         meta = ro_meta(event.obj)
@@ -71,7 +71,7 @@ class GarbageCollector:
         if event.type == "DELETED":
             uid = meta.get("uid")
             if uid:
-                for dkey, dns, dname in self.api.store.dependents(uid):
+                for dkey, dns, dname in self.stores.storage.dependents(uid):
                     self.queue.add(AttemptToDelete(dkey, dns, dname))
         if event.prev is not None:
             self._owners_changed(event, meta)
@@ -90,7 +90,7 @@ class GarbageCollector:
         )
         if event.type == "DELETED" or changed:
             for uid in prev_owners:
-                where = self.api.store.by_uid(uid) if uid else None
+                where = self.stores.storage.by_uid(uid) if uid else None
                 if where is not None:
                     self.queue.add(ProcessOwner(*where))
 
@@ -109,12 +109,11 @@ class GarbageCollector:
         uid = ref.get("uid") or ""
         group, version = _split_api_version(str(ref.get("apiVersion") or ""))
         kind = str(ref.get("kind") or "")
-        rt = self.api.registry.by_kind(group, version, kind) or self.api.registry.by_group_kind(
-            group, kind
-        )
+        registry = self.stores.registry
+        rt = registry.by_kind(group, version, kind) or registry.by_group_kind(group, kind)
         if rt is None:
             return "unknown"
-        where = self.api.store.by_uid(uid)
+        where = self.stores.storage.by_uid(uid)
         if where is None:
             return "dangling"
         key, ns, name = where
@@ -122,7 +121,7 @@ class GarbageCollector:
             return "dangling"
         if ns and ns != dependent_ns:
             return "dangling"
-        owner = self.api.store.get(key, ns, name)
+        owner = self.stores.storage.get(key, ns, name)
         if owner is None:
             return "dangling"
         om = ro_meta(owner)
@@ -131,7 +130,7 @@ class GarbageCollector:
         return "solid"
 
     def _attempt_to_delete(self, key: StorageKey, ns: str, name: str) -> None:  # noqa: PLR0911 - attemptToDeleteItem's decisions, one return per outcome
-        obj = self.api.store.get(key, ns, name)
+        obj = self.stores.storage.get(key, ns, name)
         if obj is None:
             return
         meta = ro_meta(obj)
@@ -165,10 +164,10 @@ class GarbageCollector:
                     m.pop("ownerReferences", None)
                 return True
 
-            self.api.update_internal(key, ns, name, strip)
+            self.stores.update_internal(key, ns, name, strip)
             return
-        if waiting and self.api.store.dependents(uid or ""):
-            self.api.delete_internal(key, ns, name, propagation="Foreground", uid=uid)
+        if waiting and self.stores.storage.dependents(uid or ""):
+            self.stores.delete_internal(key, ns, name, propagation="Foreground", uid=uid)
             return
         fins = meta.get("finalizers") or []
         policy = (
@@ -178,10 +177,10 @@ class GarbageCollector:
             if "foregroundDeletion" in fins
             else "Background"
         )
-        self.api.delete_internal(key, ns, name, propagation=policy, uid=uid)
+        self.stores.delete_internal(key, ns, name, propagation=policy, uid=uid)
 
     def _owner(self, key: StorageKey, ns: str, name: str) -> None:
-        owner = self.api.store.get(key, ns, name)
+        owner = self.stores.storage.get(key, ns, name)
         if owner is None:
             return
         meta = ro_meta(owner)
@@ -191,13 +190,13 @@ class GarbageCollector:
         uid = meta.get("uid") or ""
         if "orphan" in fins:
             self._orphan_dependents(uid)
-            remove_finalizer(self.api, key, ns, name, "orphan")
+            remove_finalizer(self.stores, key, ns, name, "orphan")
             return
         if "foregroundDeletion" not in fins:
             return
         blocking = 0
-        for dkey, dns, dname in self.api.store.dependents(uid):
-            dep = self.api.store.get(dkey, dns, dname)
+        for dkey, dns, dname in self.stores.storage.dependents(uid):
+            dep = self.stores.storage.get(dkey, dns, dname)
             if dep is None:
                 continue
             dmeta = ro_meta(dep)
@@ -207,10 +206,10 @@ class GarbageCollector:
             if not dmeta.get("deletionTimestamp"):
                 self.queue.add(AttemptToDelete(dkey, dns, dname))
         if blocking == 0:
-            remove_finalizer(self.api, key, ns, name, "foregroundDeletion")
+            remove_finalizer(self.stores, key, ns, name, "foregroundDeletion")
 
     def _orphan_dependents(self, owner_uid: str) -> None:
-        for dkey, dns, dname in self.api.store.dependents(owner_uid):
+        for dkey, dns, dname in self.stores.storage.dependents(owner_uid):
 
             def strip(o: dict[str, Any]) -> bool:
                 m = meta_of(o)
@@ -224,4 +223,4 @@ class GarbageCollector:
                     m.pop("ownerReferences", None)
                 return True
 
-            self.api.update_internal(dkey, dns, dname, strip)
+            self.stores.update_internal(dkey, dns, dname, strip)

@@ -20,7 +20,7 @@ from pyctrl._apiserver.controllers.namespace import NamespaceController
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.controllers.queue import WorkQueue
-    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.registry.generic import Stores
     from pyctrl._apiserver.storage.watch import WatchHub
 
 __all__ = ["ControllerManager"]
@@ -32,17 +32,17 @@ class ControllerManager:
     """The garbage collector, namespace controller and CRD controller of one server.
 
     Args:
-        api: The server's registry (the controllers write through it).
+        stores: The stores of the server's resources (the controllers write through them).
         hub: The server's watch fan-out (the CRD controller closes watches of types that go).
         garbage_collector: Whether the garbage collector runs.
     """
 
-    def __init__(self, api: API, hub: WatchHub, *, garbage_collector: bool) -> None:
-        self.crds = CRDController(api, hub)
+    def __init__(self, stores: Stores, hub: WatchHub, *, garbage_collector: bool) -> None:
+        self.crds = CRDController(stores, hub)
         """The CRD controller (the one way to reach it)."""
-        self.namespaces = NamespaceController(api, garbage_collector=garbage_collector)
+        self.namespaces = NamespaceController(stores, garbage_collector=garbage_collector)
         """The namespace controller."""
-        self.garbage_collector = GarbageCollector(api) if garbage_collector else None
+        self.garbage_collector = GarbageCollector(stores) if garbage_collector else None
         """The garbage collector (None when the server runs without one)."""
 
     def _queues(self) -> list[WorkQueue[Any]]:

@@ -17,7 +17,7 @@ from pyctrl._apiserver.controllers.queue import WorkQueue
 from pyctrl._apiserver.registry.meta import NAMESPACES, deep_copy, set_condition
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.registry.generic import Stores
     from pyctrl._apiserver.storage.store import StoreEvent
 
 __all__ = ["NamespaceController", "NamespaceDeleting"]
@@ -34,16 +34,16 @@ class NamespaceController:
     """Empties terminating namespaces, then lets them go.
 
     Args:
-        api: The server's registry.
+        stores: The stores of the server's resources.
         garbage_collector: Whether the garbage collector runs; without it, the
             ``orphan`` and ``foregroundDeletion`` finalizers of a namespace are left.
     """
 
-    def __init__(self, api: API, *, garbage_collector: bool) -> None:
-        self.api = api
+    def __init__(self, stores: Stores, *, garbage_collector: bool) -> None:
+        self.stores = stores
         self.garbage_collector = garbage_collector
         self.queue: WorkQueue[NamespaceDeleting] = WorkQueue()
-        api.store.add_listener(self._on_event)
+        stores.storage.add_listener(self._on_event)
 
     def _on_event(self, event: StoreEvent) -> None:
         if (
@@ -53,7 +53,7 @@ class NamespaceController:
         ):
             self.queue.add(NamespaceDeleting(event.name))
         if event.namespace and event.type != "ADDED":
-            ns = self.api.store.get(NAMESPACES, "", event.namespace)
+            ns = self.stores.storage.get(NAMESPACES, "", event.namespace)
             if ns is not None and ro_meta(ns).get("deletionTimestamp"):
                 self.queue.add(NamespaceDeleting(event.namespace))
 
@@ -63,21 +63,21 @@ class NamespaceController:
 
     def _process(self, item: NamespaceDeleting) -> None:
         name = item.name
-        ns = self.api.store.get(NAMESPACES, "", name)
+        ns = self.stores.storage.get(NAMESPACES, "", name)
         if ns is None or not ro_meta(ns).get("deletionTimestamp"):
             return
-        for key, obj in list(self.api.store.in_namespace(name)):
+        for key, obj in list(self.stores.storage.in_namespace(name)):
             meta = ro_meta(obj)
             if not meta.get("deletionTimestamp"):
-                self.api.delete_internal(key, name, meta["name"], propagation="Background")
+                self.stores.delete_internal(key, name, meta["name"], propagation="Background")
         remaining: dict[str, int] = {}
         finalizers: dict[str, int] = {}
-        for key, obj in self.api.store.in_namespace(name):
+        for key, obj in self.stores.storage.in_namespace(name):
             label = f"{key[1]}.{key[0]}"
             remaining[label] = remaining.get(label, 0) + 1
             for fin in ro_meta(obj).get("finalizers") or []:
                 finalizers[fin] = finalizers.get(fin, 0) + 1
-        self.api.update_internal(
+        self.stores.update_internal(
             NAMESPACES,
             "",
             name,
@@ -95,22 +95,22 @@ class NamespaceController:
             spec["finalizers"] = fins
             return True
 
-        self.api.update_internal(NAMESPACES, "", name, finalize, subresource="finalize")
-        ns = self.api.store.get(NAMESPACES, "", name)
+        self.stores.update_internal(NAMESPACES, "", name, finalize, subresource="finalize")
+        ns = self.stores.storage.get(NAMESPACES, "", name)
         if (
             ns is not None
             and not (ns.get("spec") or {}).get("finalizers")
             and not ro_meta(ns).get("finalizers")
         ):
-            self.api.delete_internal(NAMESPACES, "", name)
+            self.stores.delete_internal(NAMESPACES, "", name)
         elif ns is not None and self.garbage_collector:
             fins = ro_meta(ns).get("finalizers") or []
             if "orphan" in fins or "foregroundDeletion" in fins:
-                remove_finalizer(self.api, NAMESPACES, "", name, "orphan")
-                remove_finalizer(self.api, NAMESPACES, "", name, "foregroundDeletion")
-                ns = self.api.store.get(NAMESPACES, "", name)
+                remove_finalizer(self.stores, NAMESPACES, "", name, "orphan")
+                remove_finalizer(self.stores, NAMESPACES, "", name, "foregroundDeletion")
+                ns = self.stores.storage.get(NAMESPACES, "", name)
                 if ns is not None and not ro_meta(ns).get("finalizers"):
-                    self.api.delete_internal(NAMESPACES, "", name)
+                    self.stores.delete_internal(NAMESPACES, "", name)
 
 
 def _namespace_conditions(

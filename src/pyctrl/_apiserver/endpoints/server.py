@@ -50,7 +50,7 @@ from pyctrl._apiserver.endpoints.handlers.rest import MAX_BODY
 from pyctrl._apiserver.endpoints.installer import dispatch
 from pyctrl._apiserver.faults import Faults
 from pyctrl._apiserver.openapi import builder as _openapi
-from pyctrl._apiserver.registry.generic import API, NAMESPACES, WriteOptions, meta_of
+from pyctrl._apiserver.registry.generic import NAMESPACES, RequestContext, Stores, meta_of
 from pyctrl._apiserver.scheme.resources import Registry, ResourceType, builtin_types
 from pyctrl._apiserver.storage.store import Store
 from pyctrl._apiserver.storage.watch import WatchHub
@@ -112,11 +112,14 @@ class APIServer:
         """The admission policies' plugin, first in `admission` (its ``audit`` sink)."""
         self.admission: list[AdmissionHook] = [self.policies]
         self.conversion: ConversionHook | None = None
-        self.api = API(
+        self.stores = Stores(
             self.store, self.registry, admission=self.admission, conversion=lambda: self.conversion
         )
+        """The store of each served resource (`registry.generic.ResourceStore`)."""
+        self.converter = self.stores.converter
+        """Conversion between the served types' versions (for admission plugins)."""
         self.controllers = ControllerManager(
-            self.api, self.hub, garbage_collector=garbage_collector
+            self.stores, self.hub, garbage_collector=garbage_collector
         )
         """The garbage collector, namespace and CRD controllers (`_apiserver.controllers`)."""
         self.faults = Faults(
@@ -251,20 +254,19 @@ class APIServer:
             raise RuntimeError("the embedded API server's controllers failed") from error
 
     async def _bootstrap(self) -> None:
-        opts = WriteOptions(field_manager="kube-apiserver")
+        ctx = RequestContext(field_manager="kube-apiserver")
         ns_rt = self._rt("", "v1", "namespaces")
         for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
             if self.store.get(NAMESPACES, "", name) is None:
-                await self.api.create(
-                    ns_rt,
+                await self.stores.for_type(ns_rt).create(
+                    ctx,
                     "",
                     {"metadata": {"name": name}},
-                    WriteOptions(field_manager="kube-apiserver"),
                 )
         svc_rt = self._rt("", "v1", "services")
         if self.store.get(("", "services"), "default", "kubernetes") is None:
-            await self.api.create(
-                svc_rt,
+            await self.stores.for_type(svc_rt).create(
+                ctx,
                 "default",
                 {
                     "metadata": {
@@ -283,7 +285,6 @@ class APIServer:
                         ],
                     },
                 },
-                opts,
             )
         pc_rt = self._rt("scheduling.k8s.io", "v1", "priorityclasses")
         for name, value in (
@@ -291,8 +292,8 @@ class APIServer:
             ("system-node-critical", 2000001000),
         ):
             if self.store.get(pc_rt.storage_key, "", name) is None:
-                await self.api.create(
-                    pc_rt,
+                await self.stores.for_type(pc_rt).create(
+                    ctx,
                     "",
                     {
                         "metadata": {"name": name},
@@ -304,12 +305,11 @@ class APIServer:
                         "current node.",
                         "preemptionPolicy": "PreemptLowerPriority",
                     },
-                    WriteOptions(field_manager="kube-apiserver"),
                 )
         for plural, obj in BOOTSTRAP_POLICY:
             rt = self._rt("rbac.authorization.k8s.io", "v1", plural)
             if self.store.get(rt.storage_key, "", obj["metadata"]["name"]) is None:
-                await self.api.create(rt, "", copy.deepcopy(obj), opts)
+                await self.stores.for_type(rt).create(ctx, "", copy.deepcopy(obj))
 
     def _rt(self, group: str, version: str, plural: str) -> ResourceType:
         rt = self.registry.lookup(group, version, plural)
@@ -324,7 +324,7 @@ class APIServer:
 
     def _compact(self) -> None:
         self.store.compact()
-        self.api.drop_snapshots()
+        self.stores.drop_snapshots()
 
     # --- HTTP plumbing --------------------------------------------------------------------
 

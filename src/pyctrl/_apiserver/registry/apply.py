@@ -21,7 +21,7 @@ from pyctrl._apiserver.registry.rest import reset_fields
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.registry.options import RequestContext
     from pyctrl._apiserver.registry.rest import Strategy
     from pyctrl._apiserver.scheme.resources import ResourceType
 
@@ -100,7 +100,7 @@ def apply_patch(
     name: str,
     applied: dict[str, Any],
     *,
-    opts: WriteOptions,
+    opts: RequestContext,
     subresource: str,
 ) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
     """The update loop's step of an apply: the live object (or None) to the applied one."""

@@ -27,7 +27,7 @@ from pyctrl._apiserver.registry.meta import OBJECT_META_FIELDS, meta_of, ro_meta
 from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.registry.options import RequestContext
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = [
@@ -58,7 +58,7 @@ def decode_error(
     return bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
 
 
-def strict_patched(opts: WriteOptions, obj: dict[str, Any]) -> bytes:
+def strict_patched(opts: RequestContext, obj: dict[str, Any]) -> bytes:
     """The JSON of a patched object, which a strict decoding error of the patch names."""
     if opts.field_validation == "Strict" and opts.patch_type in ("json", "merge"):
         return orjson.dumps(obj)
@@ -131,7 +131,7 @@ def clean_meta(obj: dict[str, Any], unknown: list[str] | None = None) -> None:
             del meta[key]
 
 
-def decode_custom(rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> None:
+def decode_custom(rt: ResourceType, obj: dict[str, Any], opts: RequestContext) -> None:
     """Decode a custom resource: unknown metadata and fields its schema prunes are dropped."""
     report = opts.field_validation != "Ignore"
     unknown: list[str] = []
@@ -144,7 +144,7 @@ def decode_custom(rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> 
 
 
 def decode_builtin(
-    group: str, version: str, kind: str, obj: dict[str, Any], opts: WriteOptions
+    group: str, version: str, kind: str, obj: dict[str, Any], opts: RequestContext
 ) -> _builtin_schema.Decoded | None:
     """Decode a built-in object (or a Scale) into its Go type, as kube-apiserver does.
 
@@ -171,7 +171,7 @@ def decode_builtin(
 
 
 def report_unknown(
-    kind: str, version: str, unknown: list[str], opts: WriteOptions, before: bytes
+    kind: str, version: str, unknown: list[str], opts: RequestContext, before: bytes
 ) -> None:
     """Warn about unknown fields, or raise kube-apiserver's strict decoding error.
 

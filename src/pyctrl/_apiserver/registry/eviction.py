@@ -16,11 +16,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiserver.apimachinery.errors import bad_request, not_found
-from pyctrl._apiserver.registry.options import DeleteOptions, WriteOptions
+from pyctrl._apiserver.registry.options import DeleteOptions
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.registry.generic import API
-    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.registry.generic import ResourceStore
+    from pyctrl._apiserver.registry.options import RequestContext
 
 __all__ = ["evict"]
 
@@ -28,15 +28,9 @@ _KINDS = {("policy/v1", "Eviction"), ("policy/v1beta1", "Eviction"), ("v1", "Del
 
 
 async def evict(
-    api: API,
-    pods: ResourceType,
-    namespace: str,
-    name: str,
-    body: dict[str, Any],
-    *,
-    opts: WriteOptions,
+    pods: ResourceStore, ctx: RequestContext, namespace: str, name: str, body: dict[str, Any]
 ) -> dict[str, Any]:
-    """Evict Pod ``namespace/name``; the Success Status to answer with.
+    """Evict Pod ``namespace/name`` (``pods``: the Pods' store); the Status to answer with.
 
     Raises:
         StatusError: 400 for a body that is not an Eviction of this Pod, 404 for a
@@ -51,32 +45,33 @@ async def evict(
     assert isinstance(meta, dict)
     if body.get("kind") == "Eviction" and meta.get("name") != name:
         raise bad_request("name in URL does not match name in Eviction object")
-    if api.store.get(pods.storage_key, namespace, name) is None:
+    rt = pods.rt
+    if pods.storage.get(rt.storage_key, namespace, name) is None:
         raise not_found("", "pods", name)
     eviction = {**body, "metadata": {**meta, "name": name, "namespace": namespace}}
-    await api.admission.mutate(
-        pods, "CREATE", eviction, None, namespace=namespace, subresource="eviction", opts=opts
+    await pods.admission.mutate(
+        rt, "CREATE", eviction, None, namespace=namespace, subresource="eviction", opts=ctx
     )
-    await api.admission.validate(
-        pods,
+    await pods.admission.validate(
+        rt,
         "CREATE",
         obj=eviction,
         old=None,
         namespace=namespace,
         name=name,
         subresource="eviction",
-        dry_run=opts.dry_run,
-        options=opts.raw,
-        warnings=opts.warnings,
+        dry_run=ctx.dry_run,
+        options=ctx.raw,
+        warnings=ctx.warnings,
     )
     raw = eviction.get("deleteOptions") if isinstance(eviction.get("deleteOptions"), dict) else {}
     assert isinstance(raw, dict)
     delete = DeleteOptions(
         grace_period=raw.get("gracePeriodSeconds"),
         propagation=raw.get("propagationPolicy"),
-        dry_run=opts.dry_run,
+        dry_run=ctx.dry_run,
         raw=raw,
     )
-    if not opts.dry_run:
-        api.delete_core(pods, namespace, name, delete)
+    if not ctx.dry_run:
+        pods.delete_core(namespace, name, delete)
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}

@@ -1,32 +1,49 @@
-"""The options of a write or delete request, as the registry reads them.
+"""What one request brings to the registry, and what a write gives back.
 
-``metav1.CreateOptions``, ``UpdateOptions`` and ``PatchOptions`` (`WriteOptions`) and
-``metav1.DeleteOptions`` (`DeleteOptions`).
+`RequestContext` is built once per request by its handler (k8s.io/apiserver's request
+context and ``metav1.CreateOptions``, ``UpdateOptions`` and ``PatchOptions``): dry run,
+field manager, ``fieldValidation``, ``force``, the options as sent (for admission), the
+patch of a PATCH, and the warnings the answer carries as ``Warning`` headers (decoding
+and admission add to them). The registry reads it and never replaces a field.
+`WriteResult` is what an update or patch returns. `DeleteOptions` is
+``metav1.DeleteOptions``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["DeleteOptions", "WriteOptions"]
+__all__ = ["DeleteOptions", "RequestContext", "WriteResult"]
 
 
-@dataclass
-class WriteOptions:
-    """Options of a create, update or patch request."""
+@dataclass(slots=True)
+class RequestContext:
+    """One create, update or patch request, as the registry reads it."""
 
     dry_run: bool = False
     field_manager: str = ""
-    force: bool = False
     field_validation: str = "Warn"
+    """``Ignore``, ``Warn`` or ``Strict``: what decoding does with unknown fields."""
+    force: bool = False
+    """An apply's ``force`` (take the conflicting fields from their managers)."""
     raw: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    """The request's options as sent (``CreateOptions``...), for admission reviews."""
     patch_type: str = ""
     """The patch type of a PATCH request (``json``, ``merge``, ``strategic``, ``apply``);
-    how a strict decoding error is reported depends on it."""
+    how a strict decoding error is reported depends on it. Empty for other requests."""
     patch: Any = None
     """The decoded patch of a PATCH request."""
+    warnings: list[str] = field(default_factory=list)
+    """What the answer carries as ``Warning`` headers (decoding and admission add)."""
+
+
+class WriteResult(NamedTuple):
+    """What an update or patch did: the object as the request's version shows it."""
+
+    obj: dict[str, Any]
+    created: bool
+    """Whether the write created the object (create on update, apply): 201."""
 
 
 @dataclass

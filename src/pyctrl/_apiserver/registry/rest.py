@@ -28,7 +28,7 @@ from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.apimachinery.errors import Cause
-    from pyctrl._apiserver.registry.options import DeleteOptions, WriteOptions
+    from pyctrl._apiserver.registry.options import DeleteOptions, RequestContext
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
 
@@ -47,7 +47,7 @@ class Strategy:
 
     # --- decoding and defaults (the codec) -----------------------------------------------
 
-    def decode(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> None:
+    def decode(self, rt: ResourceType, obj: dict[str, Any], opts: RequestContext) -> None:
         """Drop the fields the kind does not declare, as decoding the request body does."""
         found = decode_builtin(rt.group, rt.version, rt.kind, obj, opts)
         if found is not None:

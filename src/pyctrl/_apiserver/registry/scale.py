@@ -29,7 +29,7 @@ from pyctrl._apiserver.registry.meta import deep_copy, meta_of, ro_meta
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.registry.options import RequestContext
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["scale_of", "scale_update"]
@@ -86,7 +86,7 @@ def scale_update(
     scale_body: dict[str, Any] | None,
     patch_type: str,
     patch: Any,
-    opts: WriteOptions,
+    opts: RequestContext,
 ) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
     """The update loop's step of a PUT (``scale_body``) or PATCH of the scale subresource.
 
@@ -128,7 +128,7 @@ def _patched_scale(old_scale: dict[str, Any], patch_type: str, patch: Any) -> An
 
 
 def _checked_replicas(
-    scale: dict[str, Any], name: str, opts: WriteOptions, *, validate: bool
+    scale: dict[str, Any], name: str, opts: RequestContext, *, validate: bool
 ) -> Any:
     """Decode a Scale; its replicas, once its kind, name and (``validate``) replicas are right.
 

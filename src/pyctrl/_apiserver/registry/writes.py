@@ -10,7 +10,9 @@ registry/generic/registry/store.go)::
 An update is a ``GuaranteedUpdate`` (`Writer.guaranteed_update`): read the live object,
 compute the new one from it (a PUT body, a patch, an apply, a Scale), run the pipeline, and
 write it only if the live object did not change meanwhile, else try again. Each type's rules
-come from its strategy (`rest.Strategy`, found by `strategies.Strategies`).
+come from its strategy (`rest.Strategy`), which the resource's store (`generic.ResourceStore`,
+a `Writer`) holds from the moment it is built: no write looks it up. Every write reads one
+`options.RequestContext`, built by the request's handler.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pyctrl._apiserver.fieldmanager import patch as _patch
 from pyctrl._apiserver.registry.apply import apply_patch, check_apply, track
 from pyctrl._apiserver.registry.decoding import check_type_meta, check_url_name
 from pyctrl._apiserver.registry.meta import canonical_order, deep_copy, meta_of, ro_meta
+from pyctrl._apiserver.registry.options import RequestContext, WriteResult
 from pyctrl._apiserver.registry.rest import before_create, before_update, validate
 from pyctrl._apiserver.registry.scale import scale_of, scale_update
 from pyctrl._apiserver.storage.store import KeyExistsError, KeyNotFoundError, RVMismatchError
@@ -39,13 +42,11 @@ from pyctrl._apiserver.storage.store import KeyExistsError, KeyNotFoundError, RV
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl._apiserver.admission.chain import Admission
+    from pyctrl._apiserver.admission.chain import Admission, AdmissionOptions
     from pyctrl._apiserver.registry.conversion import Converter
-    from pyctrl._apiserver.registry.options import WriteOptions
     from pyctrl._apiserver.registry.rest import Strategy
-    from pyctrl._apiserver.registry.strategies import Strategies
-    from pyctrl._apiserver.scheme.resources import Registry, ResourceType
-    from pyctrl._apiserver.storage.store import StorageKey, Store
+    from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.storage.store import Store
 
 __all__ = ["Writer"]
 
@@ -94,12 +95,6 @@ def _set_namespace(rt: ResourceType, namespace: str, obj: dict[str, Any]) -> Non
         meta.pop("namespace", None)
 
 
-def _reset_status_on_create(strategy: Strategy, rt: ResourceType, obj: dict[str, Any]) -> None:
-    """The status a created object starts with, for a type with a ``/status`` subresource."""
-    if rt.has_status:
-        strategy.reset_status_on_create(rt, obj)
-
-
 def _patch_step(
     rt: ResourceType, name: str, patch_type: str, patch: Any
 ) -> Callable[[dict[str, Any] | None], dict[str, Any]]:
@@ -128,102 +123,125 @@ def _patch_step(
 
 
 class Writer:
-    """Creates, updates and patches of one store, through its types' strategies."""
+    """Creates, updates and patches of one resource type, through its strategy.
+
+    The base of that type's store (`generic.ResourceStore`): ``rt`` and ``strategy`` are
+    fixed when the store is built.
+    """
 
     def __init__(
         self,
-        store: Store,
-        registry: Registry,
-        strategies: Strategies,
+        rt: ResourceType,
+        strategy: Strategy,
+        storage: Store,
         converter: Converter,
         admission: Admission,
     ) -> None:
-        self.store = store
-        self.registry = registry
-        self.strategies = strategies
+        self.rt = rt
+        """The resource type (one version of one resource)."""
+        self.strategy = strategy
+        """The type's rules (`rest.Strategy`)."""
+        self.storage = storage
+        """Where the objects are kept (`storage.store.Store`)."""
         self.converter = converter
+        """Conversion between the served and storage versions."""
         self.admission = admission
+        """The admission chain every write runs."""
 
     async def _mutate(
         self,
-        rt: ResourceType,
         operation: str,
         obj: dict[str, Any],
         old: dict[str, Any] | None,
         *,
         namespace: str,
         subresource: str,
-        opts: WriteOptions,
+        ctx: RequestContext,
     ) -> dict[str, Any]:
         """Mutating admission, then the type's decoding of what the webhooks returned."""
         return await self.admission.mutate(
-            rt,
+            self.rt,
             operation,
             obj,
             old,
             namespace=namespace,
             subresource=subresource,
-            opts=opts,
-            strategy=self.strategies.for_type(rt),
+            opts=ctx,
+            strategy=self.strategy,
+        )
+
+    async def _validate_admission(
+        self,
+        operation: str,
+        obj: dict[str, Any] | None,
+        old: dict[str, Any] | None,
+        *,
+        namespace: str,
+        name: str,
+        subresource: str,
+        ctx: AdmissionOptions,
+    ) -> None:
+        """Validating admission of a write (or a delete: ``ctx`` its `DeleteOptions`)."""
+        await self.admission.validate(
+            self.rt,
+            operation,
+            obj=obj,
+            old=old,
+            namespace=namespace,
+            name=name,
+            subresource=subresource,
+            dry_run=ctx.dry_run,
+            options=ctx.raw,
+            warnings=ctx.warnings,
         )
 
     # --- create -------------------------------------------------------------------------------
 
     async def create(
         self,
-        rt: ResourceType,
+        ctx: RequestContext,
         namespace: str,
         obj: dict[str, Any],
-        opts: WriteOptions,
         *,
         skip_type_check: bool = False,
     ) -> dict[str, Any]:
         """POST: create ``obj`` (decoded body) in ``namespace``; returns the external object."""
-        strategy = self.strategies.for_type(rt)
+        rt = self.rt
         if not skip_type_check:
             check_type_meta(rt, obj)
         # kube-apiserver decodes the body before anything else looks at it.
-        strategy.decode(rt, obj, opts)
+        self.strategy.decode(rt, obj, ctx)
         _set_namespace(rt, namespace, obj)
         meta = meta_of(obj)
-        strategy.check_writable(rt, "create")
-        check_namespace_lifecycle(self.store, rt, namespace, meta.get("name") or "")
+        self.strategy.check_writable(rt, "create")
+        check_namespace_lifecycle(self.storage, rt, namespace, meta.get("name") or "")
         if meta.get("resourceVersion"):
             raise internal("resourceVersion should not be set on objects to be created")
-        strategy.default(rt, obj)
-        _reset_status_on_create(strategy, rt, obj)
-        track(rt, None, obj, opts.field_manager)
-        obj = await self._mutate(
-            rt, "CREATE", obj, None, namespace=namespace, subresource="", opts=opts
-        )
-        return await self._create_prepared(rt, namespace, obj, opts)
+        self.strategy.default(rt, obj)
+        if rt.has_status:
+            self.strategy.reset_status_on_create(rt, obj)
+        track(rt, None, obj, ctx.field_manager)
+        obj = await self._mutate("CREATE", obj, None, namespace=namespace, subresource="", ctx=ctx)
+        return await self._create_prepared(ctx, namespace, obj)
 
     async def _create_prepared(
-        self, rt: ResourceType, namespace: str, obj: dict[str, Any], opts: WriteOptions
+        self, ctx: RequestContext, namespace: str, obj: dict[str, Any]
     ) -> dict[str, Any]:
         """``Store.Create`` of an admitted object: system fields, validation, storage."""
-        strategy = self.strategies.for_type(rt)
+        rt, strategy = self.rt, self.strategy
         ns_key = namespace if rt.namespaced else ""
-        generate = bool(meta_of(obj).get("generateName")) and not meta_of(obj).get("name")
+        meta = meta_of(obj)
+        generate = bool(meta.get("generateName")) and not meta.get("name")
         attempts = _GENERATE_ATTEMPTS if generate else 1
         for attempt in range(attempts):
             candidate = deep_copy(obj) if attempts > 1 else obj
             before_create(strategy, rt, candidate)
             validate(strategy, rt, candidate, None)
             name = meta_of(candidate)["name"]
-            await self.admission.validate(
-                rt,
-                "CREATE",
-                obj=candidate,
-                old=None,
-                namespace=namespace,
-                name=name,
-                subresource="",
-                dry_run=opts.dry_run,
-                options=opts.raw,
-                warnings=opts.warnings,
+            await self._validate_admission(
+                "CREATE", candidate, None, namespace=namespace, name=name, subresource="", ctx=ctx
             )
-            existing = self.store.get(rt.storage_key, ns_key, name)
+            existing = self.storage.get(rt.storage_key, ns_key, name)
             if existing is not None:
                 if attempt + 1 < attempts:
                     continue
@@ -231,14 +249,14 @@ class Writer:
                 if ro_meta(existing).get("deletionTimestamp"):
                     err.message = f"object is being deleted: {err.message}"
                 raise err
-            strategy.begin_create(rt, candidate, dry_run=opts.dry_run)
+            strategy.begin_create(rt, candidate, dry_run=ctx.dry_run)
             candidate = canonical_order(candidate)
-            if opts.dry_run:
+            if ctx.dry_run:
                 meta_of(candidate).pop("resourceVersion", None)
                 return candidate
             stored = await self.converter.internal(rt, candidate)
             try:
-                event = self.store.create(rt.storage_key, stored)
+                event = self.storage.create(rt.storage_key, stored)
             except KeyExistsError:
                 raise already_exists(rt.group, rt.plural, name) from None
             strategy.after_create(rt, name)
@@ -249,18 +267,18 @@ class Writer:
 
     async def update(
         self,
-        rt: ResourceType,
+        ctx: RequestContext,
         namespace: str,
         name: str,
         body: dict[str, Any],
         *,
-        opts: WriteOptions,
         subresource: str = "",
-    ) -> tuple[dict[str, Any], bool]:
-        """PUT: replace an object (or its status); returns (external object, created)."""
+    ) -> WriteResult:
+        """PUT: replace an object (or its status); returns the external object and created."""
+        rt = self.rt
         check_type_meta(rt, body)
         # Decoded once, before anything else looks at it, as kube-apiserver does.
-        self.strategies.for_type(rt).decode(rt, body, opts)
+        self.strategy.decode(rt, body, ctx)
         check_url_name(body, name)
 
         def compute(existing: dict[str, Any] | None) -> dict[str, Any]:
@@ -268,213 +286,191 @@ class Writer:
             return deep_copy(body)
 
         return await self.guaranteed_update(
-            rt,
+            ctx,
             namespace,
             name,
             compute,
-            opts,
             subresource=subresource,
             create_allowed=rt.allow_create_on_update and not subresource,
             decoded=True,
         )
 
     async def patch(
-        self,
-        rt: ResourceType,
-        namespace: str,
-        name: str,
-        patch_type: str,
-        patch: Any,
-        *,
-        opts: WriteOptions,
-        subresource: str = "",
-    ) -> tuple[dict[str, Any], bool]:
-        """PATCH with one of the four patch types; returns (external object, created)."""
-        opts.patch_type = patch_type
-        opts.patch = patch
-        if patch_type == "apply":
-            applied = check_apply(self.strategies.for_type(rt), rt, namespace, name, patch)
+        self, ctx: RequestContext, namespace: str, name: str, *, subresource: str = ""
+    ) -> WriteResult:
+        """PATCH with the context's patch (one of the four types); object and created."""
+        rt = self.rt
+        if ctx.patch_type == "apply":
+            applied = check_apply(self.strategy, rt, namespace, name, ctx.patch)
             return await self.guaranteed_update(
-                rt,
+                ctx,
                 namespace,
                 name,
-                apply_patch(rt, namespace, name, applied, opts=opts, subresource=subresource),
-                opts,
+                apply_patch(rt, namespace, name, applied, opts=ctx, subresource=subresource),
                 subresource=subresource,
                 create_allowed=not subresource,
                 is_apply=True,
             )
         return await self.guaranteed_update(
-            rt,
+            ctx,
             namespace,
             name,
-            _patch_step(rt, name, patch_type, patch),
-            opts,
+            _patch_step(rt, name, ctx.patch_type, ctx.patch),
             subresource=subresource,
             create_allowed=False,
         )
 
     async def guaranteed_update(
         self,
-        rt: ResourceType,
+        ctx: RequestContext,
         namespace: str,
         name: str,
         compute: Callable[[dict[str, Any] | None], dict[str, Any]],
-        opts: WriteOptions,
         *,
         subresource: str,
         create_allowed: bool,
         is_apply: bool = False,
         decoded: bool = False,
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> WriteResult:
         """``GuaranteedUpdate``: read, compute the new object, write if nothing changed since.
 
         ``compute`` turns a copy of the live object (None when there is none) into the
         new one; the loop retries when the object changed meanwhile, and creates it when
-        missing if ``create_allowed``. Returns (external object, created).
+        missing if ``create_allowed``.
         """
+        rt = self.rt
         ns_key = namespace if rt.namespaced else ""
         for _ in range(_UPDATE_ATTEMPTS):
-            existing_stored = self.store.get(rt.storage_key, ns_key, name)
+            existing_stored = self.storage.get(rt.storage_key, ns_key, name)
             if existing_stored is None:
                 if not create_allowed:
                     raise not_found(rt.group, rt.plural, name)
                 new = await self._create_on_update(
-                    rt, namespace, name, compute, opts, is_apply=is_apply, decoded=decoded
+                    ctx, namespace, name, compute, is_apply=is_apply, decoded=decoded
                 )
                 try:
-                    return await self._create_prepared(rt, namespace, new, opts), True
+                    return WriteResult(await self._create_prepared(ctx, namespace, new), True)
                 except StatusError as exc:
                     if exc.reason == "AlreadyExists":
                         continue
                     raise
             done = await self._try_update(
-                rt,
+                ctx,
                 namespace,
                 name,
                 existing_stored,
                 compute=compute,
-                opts=opts,
                 subresource=subresource,
                 is_apply=is_apply,
                 decoded=decoded,
             )
             if done is not None:
-                return done, False
+                return WriteResult(done, False)
         raise conflict(rt.group, rt.plural, name)
 
     async def _create_on_update(
         self,
-        rt: ResourceType,
+        ctx: RequestContext,
         namespace: str,
         name: str,
         compute: Callable[[dict[str, Any] | None], dict[str, Any]],
-        opts: WriteOptions,
         *,
         is_apply: bool,
         decoded: bool,
     ) -> dict[str, Any]:
         """The admitted object an update or apply creates when there is none."""
-        strategy = self.strategies.for_type(rt)
+        rt = self.rt
         new = compute(None)
         check_type_meta(rt, new)
         check_url_name(new, name)
         if not decoded:
-            strategy.decode(rt, new, opts)
+            self.strategy.decode(rt, new, ctx)
         _set_namespace(rt, namespace, new)
-        strategy.check_writable(rt, "create")
-        check_namespace_lifecycle(self.store, rt, namespace, name)
+        self.strategy.check_writable(rt, "create")
+        check_namespace_lifecycle(self.storage, rt, namespace, name)
         meta_of(new).pop("resourceVersion", None)
-        strategy.default(rt, new)
-        _reset_status_on_create(strategy, rt, new)
+        self.strategy.default(rt, new)
+        if rt.has_status:
+            self.strategy.reset_status_on_create(rt, new)
         if not is_apply:
-            track(rt, None, new, opts.field_manager)
-        return await self._mutate(
-            rt, "CREATE", new, None, namespace=namespace, subresource="", opts=opts
-        )
+            track(rt, None, new, ctx.field_manager)
+        return await self._mutate("CREATE", new, None, namespace=namespace, subresource="", ctx=ctx)
 
     async def _try_update(
         self,
-        rt: ResourceType,
+        ctx: RequestContext,
         namespace: str,
         name: str,
         existing_stored: dict[str, Any],
         *,
         compute: Callable[[dict[str, Any] | None], dict[str, Any]],
-        opts: WriteOptions,
         subresource: str,
         is_apply: bool,
         decoded: bool,
     ) -> dict[str, Any] | None:
         """One attempt of the update loop: the external result, or None to try again."""
-        strategy = self.strategies.for_type(rt)
+        rt, strategy = self.rt, self.strategy
         if subresource == "":
             strategy.check_writable(rt, "update")
         existing = await self.converter.external(rt, existing_stored)
         new = await self._admitted_update(
-            strategy,
-            rt,
+            ctx,
             existing,
             compute(deep_copy(existing)),
             namespace=namespace,
             name=name,
-            opts=opts,
             subresource=subresource,
             is_apply=is_apply,
             decoded=decoded,
         )
-        self._check_resource_version(rt, name, new, existing_stored)
+        self._check_resource_version(name, new, existing_stored)
         before_update(strategy, rt, new, existing, subresource)
         validate(strategy, rt, new, existing)
-        await self.admission.validate(
-            rt,
+        await self._validate_admission(
             "UPDATE",
-            obj=new,
-            old=existing,
+            new,
+            existing,
             namespace=namespace,
             name=name,
             subresource=subresource,
-            dry_run=opts.dry_run,
-            options=opts.raw,
-            warnings=opts.warnings,
+            ctx=ctx,
         )
-        if self.store.get(rt.storage_key, namespace if rt.namespaced else "", name) is not (
+        if self.storage.get(rt.storage_key, namespace if rt.namespaced else "", name) is not (
             existing_stored
         ):
             return None
         new = canonical_order(new)
         stored_new = await self.converter.internal(rt, new)
-        result = self._commit_update(strategy, rt, existing_stored, stored_new, opts.dry_run)
+        result = self._commit_update(existing_stored, stored_new, ctx.dry_run)
         if result is existing_stored:
             return existing
-        if result is stored_new and opts.dry_run:
+        if result is stored_new and ctx.dry_run:
             return new
         out = await self.converter.external(rt, result)
-        if not opts.dry_run:
+        if not ctx.dry_run:
             strategy.after_update(rt, name)
         return out
 
     async def _admitted_update(
         self,
-        strategy: Strategy,
-        rt: ResourceType,
+        ctx: RequestContext,
         existing: dict[str, Any],
         new: dict[str, Any],
         *,
         namespace: str,
         name: str,
-        opts: WriteOptions,
         subresource: str,
         is_apply: bool,
         decoded: bool,
     ) -> dict[str, Any]:
         """The computed object of an update, decoded, defaulted, tracked and admitted."""
+        rt, strategy = self.rt, self.strategy
         check_type_meta(rt, new)
         check_url_name(new, name)
         # Decoding sees the whole body: unknown fields of a status a write then ignores
         # are reported too.
         if not decoded:
-            strategy.decode(rt, new, opts)
+            strategy.decode(rt, new, ctx)
         _set_namespace(rt, namespace, new)
         if subresource == "status":
             new = strategy.status_projection(rt, existing, new)
@@ -485,16 +481,16 @@ class Writer:
                 new.pop("status", None)
         strategy.default(rt, new)
         if not is_apply:
-            track(rt, existing, new, opts.field_manager, subresource=subresource)
+            track(rt, existing, new, ctx.field_manager, subresource=subresource)
         return await self._mutate(
-            rt, "UPDATE", new, existing, namespace=namespace, subresource=subresource, opts=opts
+            "UPDATE", new, existing, namespace=namespace, subresource=subresource, ctx=ctx
         )
 
-    @staticmethod
     def _check_resource_version(
-        rt: ResourceType, name: str, new: dict[str, Any], existing_stored: dict[str, Any]
+        self, name: str, new: dict[str, Any], existing_stored: dict[str, Any]
     ) -> None:
         """The update's resourceVersion: the live one if unset (where allowed), else equal."""
+        rt = self.rt
         new_meta = meta_of(new)
         existing_rv = ro_meta(existing_stored).get("resourceVersion") or ""
         new_rv = new_meta.get("resourceVersion") or ""
@@ -515,33 +511,27 @@ class Writer:
             raise conflict(rt.group, rt.plural, name)
 
     def _commit_update(
-        self,
-        strategy: Strategy,
-        rt: ResourceType,
-        existing_stored: dict[str, Any],
-        stored_new: dict[str, Any],
-        dry_run: bool,
+        self, existing_stored: dict[str, Any], stored_new: dict[str, Any], dry_run: bool
     ) -> dict[str, Any]:
         """Store an update; a no-op update stores nothing; returns the stored result."""
-        key = rt.storage_key
+        key = self.rt.storage_key
         meta = ro_meta(existing_stored)
-        if strategy.should_delete_during_update(stored_new, existing_stored):
+        if self.strategy.should_delete_during_update(stored_new, existing_stored):
             if not dry_run:
-                self.store.delete(key, meta.get("namespace") or "", meta["name"])
+                self.storage.delete(key, meta.get("namespace") or "", meta["name"])
             return stored_new
         if _is_noop(stored_new, existing_stored):
             return existing_stored
         if dry_run:
             return stored_new
         try:
-            event = self.store.update(key, stored_new, meta.get("resourceVersion") or "")
+            event = self.storage.update(key, stored_new, meta.get("resourceVersion") or "")
         except (KeyNotFoundError, RVMismatchError):
-            raise conflict(rt.group, rt.plural, meta.get("name", "")) from None
+            raise conflict(self.rt.group, self.rt.plural, meta.get("name", "")) from None
         return event.obj
 
     def update_internal(
         self,
-        key: StorageKey,
         namespace: str,
         name: str,
         mutate: Callable[[dict[str, Any]], bool],
@@ -553,40 +543,33 @@ class Writer:
 
         ``mutate`` changes the copy in place and returns whether it changed anything.
         """
-        rt = self.registry.storage_type(key)
-        if rt is None:
-            return None
-        stored = self.store.get(key, namespace, name)
+        stored = self.storage.get(self.rt.storage_key, namespace, name)
         if stored is None:
             return None
         new = deep_copy(stored)
         if not mutate(new):
             return stored
-        track(rt, stored, new, manager, subresource=subresource)
-        return self._commit_update(self.strategies.for_type(rt), rt, stored, new, False)
+        track(self.rt, stored, new, manager, subresource=subresource)
+        return self._commit_update(stored, new, False)
 
     async def update_scale(
         self,
-        rt: ResourceType,
+        ctx: RequestContext,
         namespace: str,
         name: str,
         *,
         scale_body: dict[str, Any] | None,
-        patch_type: str,
-        patch: Any,
-        opts: WriteOptions,
     ) -> dict[str, Any]:
-        """PUT or PATCH of the scale subresource; returns the new Scale.
+        """PUT (``scale_body``) or PATCH (the context's patch) of ``/scale``; the new Scale.
 
         The body, or the patched Scale, is decoded as ``autoscaling/v1`` ``Scale``: unknown
-        fields are warned about or refused by ``fieldValidation`` (in ``opts.warnings``).
+        fields are warned about or refused by ``fieldValidation`` (in ``ctx.warnings``).
         """
-        opts.patch_type = patch_type
-        opts.patch = patch
+        rt = self.rt
         compute = scale_update(
-            rt, name, scale_body=scale_body, patch_type=patch_type, patch=patch, opts=opts
+            rt, name, scale_body=scale_body, patch_type=ctx.patch_type, patch=ctx.patch, opts=ctx
         )
         result, _ = await self.guaranteed_update(
-            rt, namespace, name, compute, opts, subresource="scale", create_allowed=False
+            ctx, namespace, name, compute, subresource="scale", create_allowed=False
         )
         return scale_of(rt, result)

@@ -14,7 +14,7 @@ from pyctrl._apiserver.apimachinery.errors import not_found
 from pyctrl._apiserver.authentication import User, token_request, token_review
 from pyctrl._apiserver.authorization import subject_access_review
 from pyctrl._apiserver.endpoints.handlers.decode import check_body_kind, decode_object
-from pyctrl._apiserver.endpoints.handlers.rest import render_one, write_options
+from pyctrl._apiserver.endpoints.handlers.rest import render_one, request_context
 from pyctrl._apiserver.endpoints.negotiation import negotiate_request
 from pyctrl._apiserver.endpoints.request import USER
 from pyctrl._apiserver.endpoints.responsewriters import respond
@@ -35,20 +35,21 @@ async def create_resource(
 ) -> web.Response:
     """POST of a new object to its collection: 201 with the created object."""
     neg = negotiate_request(request, allow_transform=True)
-    opts = write_options(request, "CreateOptions")
+    ctx = request_context(request, "CreateOptions")
     body = await decode_object(request, rt.kind, unstructured=bool(rt.crd_name))
     check_body_kind(scope.registry, rt, body)
-    obj = await scope.api.create(rt, namespace, body, opts)
-    return respond(request, render_one(rt, obj, neg, request), 201, neg, opts.warnings)
+    obj = await scope.stores.for_type(rt).create(ctx, namespace, body)
+    return respond(request, render_one(rt, obj, neg, request), 201, neg, ctx.warnings)
 
 
 async def create_eviction(scope: Scope, request: web.Request, target: Target) -> web.Response:
     """``pods/<name>/eviction``: delete the pod unless a PodDisruptionBudget forbids it."""
     assert target.name is not None
     body = await decode_object(request, "Eviction")
-    opts = write_options(request, "CreateOptions")
-    status = await evict(scope.api, target.rt, target.namespace or "", target.name, body, opts=opts)
-    return respond(request, status, 201, warnings=opts.warnings)
+    ctx = request_context(request, "CreateOptions")
+    pods = scope.stores.for_type(target.rt)
+    status = await evict(pods, ctx, target.namespace or "", target.name, body)
+    return respond(request, status, 201, warnings=ctx.warnings)
 
 
 async def create_review(scope: Scope, request: web.Request, kind: str) -> web.Response:

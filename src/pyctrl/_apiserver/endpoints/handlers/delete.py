@@ -87,7 +87,7 @@ async def delete_resource(
     """DELETE of one object: the object while finalizers hold it, else a Success Status."""
     neg = negotiate_request(request, allow_transform=True)
     opts = await delete_options(request)
-    result, code = await scope.api.delete(rt, namespace, name, opts)
+    result, code = await scope.stores.for_type(rt).delete(namespace, name, opts)
     if result.get("kind") == "Status":
         return respond(request, result, code, warnings=opts.warnings)
     return respond(request, render_one(rt, result, neg, request), code, neg, opts.warnings)
@@ -98,9 +98,10 @@ async def delete_collection(
 ) -> web.Response:
     """DELETE of a collection: every object the selectors match, answered as a list."""
     opts = await delete_options(request)
-    labels, fields = selectors(scope, request, rt)
-    items = await scope.api.delete_collection(rt, namespace, labels, fields, opts)
-    ext = await scope.api.external_many(rt, items)
+    labels, fields = selectors(request, rt)
+    store = scope.stores.for_type(rt)
+    items = await store.delete_collection(namespace, labels, fields, opts)
+    ext = await store.external_many(items)
     if not rt.crd_name:
         ext = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in ext]
     body = {

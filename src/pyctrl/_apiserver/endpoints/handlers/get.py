@@ -40,10 +40,10 @@ async def get_resource(scope: Scope, request: web.Request, target: Target) -> we
     rt = target.rt
     neg = negotiate_request(request, allow_transform=not target.subresource)
     assert target.name is not None
-    stored = scope.api.get_stored(rt, target.namespace or "", target.name)
-    obj = await scope.api.external(rt, stored)
+    store = scope.stores.for_type(rt)
+    obj = await store.external(store.get_stored(target.namespace or "", target.name))
     if target.subresource == "scale":
-        return respond(request, scope.api.scale_of(rt, obj), neg=neg)
+        return respond(request, store.scale_of(obj), neg=neg)
     return respond(request, render_one(rt, obj, neg, request), neg=neg)
 
 
@@ -127,11 +127,11 @@ async def list_resource(
     """LIST of a collection, as JSON, YAML, a Table or PartialObjectMetadataList."""
     neg = negotiate_request(request, allow_transform=True)
     list_option_errors(request, watch=False)
-    labels, fields = selectors(scope, request, rt)
+    labels, fields = selectors(request, rt)
     shard, shard_text = shard_selector(scope, request)
     limit = int_param(request, "limit") or 0
-    result = scope.api.list_stored(
-        rt,
+    store = scope.stores.for_type(rt)
+    result = store.list_stored(
         namespace,
         labels=labels,
         fields=fields,
@@ -144,7 +144,7 @@ async def list_resource(
         result.items = [o for o in result.items if shard.matches(o)]
         result.meta.pop("remainingItemCount", None)
         result.meta["shardInfo"] = {"selector": shard_text}
-    items = await scope.api.external_many(rt, result.items)
+    items = await store.external_many(result.items)
     return respond(request, _list_body(request, rt, neg, result, items), neg=neg)
 
 

@@ -22,7 +22,7 @@ from pyctrl._apiserver.apimachinery.errors import (
     unsupported_media_type,
 )
 from pyctrl._apiserver.endpoints import yamlcodec as _yaml
-from pyctrl._apiserver.endpoints.handlers.rest import read_body, render_one, write_options
+from pyctrl._apiserver.endpoints.handlers.rest import read_body, render_one, request_context
 from pyctrl._apiserver.endpoints.negotiation import PATCH_TYPES, negotiate_request
 from pyctrl._apiserver.endpoints.request import truthy
 from pyctrl._apiserver.endpoints.responsewriters import respond
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from pyctrl._apiserver.endpoints.handlers.rest import Scope
     from pyctrl._apiserver.endpoints.request import Target
-    from pyctrl._apiserver.registry.generic import WriteOptions
+    from pyctrl._apiserver.registry.options import RequestContext
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["decode_patch", "patch_resource"]
@@ -65,8 +65,8 @@ def _patch_type(request: web.Request, rt: ResourceType) -> str:
     return patch_type
 
 
-def _patch_options(request: web.Request, patch_type: str) -> WriteOptions:
-    opts = write_options(request, "PatchOptions")
+def _patch_context(request: web.Request, patch_type: str) -> RequestContext:
+    ctx = request_context(request, "PatchOptions", patch_type=patch_type)
     force_raw = request.query.get("force")
     if patch_type == "apply":
         if not request.query.get("fieldManager"):
@@ -76,7 +76,7 @@ def _patch_options(request: web.Request, patch_type: str) -> WriteOptions:
                 "",
                 [field_required("fieldManager", "is required for apply patch")],
             )
-        opts.force = truthy(force_raw)
+        ctx.force = truthy(force_raw)
     elif force_raw is not None:
         raise invalid(
             "meta.k8s.io",
@@ -84,7 +84,7 @@ def _patch_options(request: web.Request, patch_type: str) -> WriteOptions:
             "",
             [field_forbidden("force", "may not be specified for non-apply patch")],
         )
-    return opts
+    return ctx
 
 
 async def patch_resource(scope: Scope, request: web.Request, target: Target) -> web.Response:
@@ -93,29 +93,20 @@ async def patch_resource(scope: Scope, request: web.Request, target: Target) -> 
     assert target.name is not None
     patch_type = _patch_type(request, rt)
     neg = negotiate_request(request, allow_transform=not target.subresource)
-    opts = _patch_options(request, patch_type)
-    patch = decode_patch(await read_body(request), patch_type)
+    ctx = _patch_context(request, patch_type)
+    ctx.patch = decode_patch(await read_body(request), patch_type)
     namespace = target.namespace or ""
+    store = scope.stores.for_type(rt)
     if target.subresource == "scale":
-        scale = await scope.api.update_scale(
-            rt,
-            namespace,
-            target.name,
-            scale_body=None,
-            patch_type=patch_type,
-            patch=patch,
-            opts=opts,
-        )
-        return respond(request, scale, neg=neg, warnings=opts.warnings)
-    obj, created = await scope.api.patch(
-        rt, namespace, target.name, patch_type, patch, opts=opts, subresource=target.subresource
-    )
+        scale = await store.update_scale(ctx, namespace, target.name, scale_body=None)
+        return respond(request, scale, neg=neg, warnings=ctx.warnings)
+    obj, created = await store.patch(ctx, namespace, target.name, subresource=target.subresource)
     return respond(
         request,
         render_one(rt, obj, neg, request),
         201 if created else 200,
         neg,
-        opts.warnings,
+        ctx.warnings,
     )
 
 

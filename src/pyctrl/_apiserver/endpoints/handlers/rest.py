@@ -26,7 +26,8 @@ from pyctrl._apiserver.apimachinery.fields import (
     parse_label_selector,
 )
 from pyctrl._apiserver.endpoints.table import partial_metadata, to_table
-from pyctrl._apiserver.registry.generic import WriteOptions, meta_of
+from pyctrl._apiserver.registry.generic import RequestContext, meta_of
+from pyctrl._apiserver.registry.listing import check_field_selector
 from pyctrl.sharding import ShardSelector, ShardSelectorError
 from pyctrl.sharding import parse as parse_shard_selector
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from pyctrl._apiserver.authorization import Authorizer
     from pyctrl._apiserver.endpoints.negotiation import Negotiated
     from pyctrl._apiserver.faults import Faults
-    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.registry.generic import Stores
     from pyctrl._apiserver.scheme.resources import Registry, ResourceType
     from pyctrl._apiserver.storage.store import Store
     from pyctrl._apiserver.storage.watch import WatchHub
@@ -53,9 +54,9 @@ __all__ = [
     "manager_from_user_agent",
     "read_body",
     "render_one",
+    "request_context",
     "selectors",
     "shard_selector",
-    "write_options",
 ]
 
 MAX_BODY = 3 * 1024 * 1024
@@ -67,7 +68,7 @@ INCLUDE_VALUES = ("", "None", "Metadata", "Object")
 class Scope(Protocol):
     """What the handlers need from the API server (kube-apiserver's ``RequestScope``)."""
 
-    api: API
+    stores: Stores
     store: Store
     registry: Registry
     hub: WatchHub
@@ -105,8 +106,14 @@ def dry_run(request: web.Request, kind: str) -> bool:
     return True
 
 
-def write_options(request: web.Request, kind: str) -> WriteOptions:
-    """The create, update or patch options (``kind``) of the request's query."""
+def request_context(
+    request: web.Request, kind: str, *, patch_type: str = "", patch: Any = None
+) -> RequestContext:
+    """The context of a create, update or patch request (``kind``: its options' kind).
+
+    Built once per request from its query: ``dryRun``, ``fieldManager`` (else the
+    User-Agent's prefix), ``fieldValidation``; a PATCH's type and decoded patch.
+    """
     is_dry_run = dry_run(request, kind)
     manager = request.query.get("fieldManager", "")
     if len(manager) > 128:
@@ -132,8 +139,13 @@ def write_options(request: web.Request, kind: str) -> WriteOptions:
         raw["dryRun"] = ["All"]
     if request.query.get("fieldManager"):
         raw["fieldManager"] = request.query["fieldManager"]
-    return WriteOptions(
-        dry_run=is_dry_run, field_manager=manager, field_validation=validation, raw=raw
+    return RequestContext(
+        dry_run=is_dry_run,
+        field_manager=manager,
+        field_validation=validation,
+        raw=raw,
+        patch_type=patch_type,
+        patch=patch,
     )
 
 
@@ -190,9 +202,7 @@ def render_one(rt: ResourceType, obj: dict[str, Any], neg: Negotiated, request: 
     return obj
 
 
-def selectors(
-    scope: Scope, request: web.Request, rt: ResourceType
-) -> tuple[LabelSelector, FieldSelector]:
+def selectors(request: web.Request, rt: ResourceType) -> tuple[LabelSelector, FieldSelector]:
     """The request's label and field selectors, parsed and checked (400 when malformed)."""
     try:
         labels = parse_label_selector(request.query.get("labelSelector", ""))
@@ -202,7 +212,7 @@ def selectors(
         fields = parse_field_selector(request.query.get("fieldSelector", ""))
     except SelectorError as exc:
         raise bad_request(str(exc)) from None
-    scope.api.check_field_selector(rt, fields)
+    check_field_selector(rt, fields)
     return labels, fields
 
 

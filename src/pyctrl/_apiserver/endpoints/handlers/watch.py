@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from collections.abc import Hashable
 
     from pyctrl._apiserver.endpoints.handlers.rest import Scope
-    from pyctrl._apiserver.registry.generic import API
+    from pyctrl._apiserver.registry.generic import ResourceStore
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.watch import Chunk
     from pyctrl.sharding import ShardSelector
@@ -60,13 +60,13 @@ logger = logging.getLogger("pyctrl.envtest.server")
 class _JSONView:
     """Full objects at one resource type's version."""
 
-    def __init__(self, api: API, rt: ResourceType) -> None:
-        self.api = api
-        self.rt = rt
+    def __init__(self, store: ResourceStore) -> None:
+        self.store = store
+        self.rt = rt = store.rt
         self.cache_key: Hashable = ("json", rt.group, rt.version, rt.plural)
 
     def render(self, obj: dict[str, Any]) -> Any:
-        return self.api.to_external(self.rt, obj)
+        return self.store.to_external(obj)
 
     def bookmark(self, meta: dict[str, Any]) -> dict[str, Any]:
         if not self.rt.crd_name:
@@ -84,8 +84,9 @@ class _ConvertingView(_JSONView):
 
     deferred = True
 
-    def __init__(self, api: API, rt: ResourceType) -> None:
-        super().__init__(api, rt)
+    def __init__(self, store: ResourceStore) -> None:
+        super().__init__(store)
+        rt = store.rt
         self.cache_key = ("converting", rt.group, rt.version, rt.plural)
 
     def render(self, obj: dict[str, Any]) -> Any:
@@ -94,7 +95,7 @@ class _ConvertingView(_JSONView):
     async def convert(self, chunks: list[Chunk]) -> bytes:
         """Convert the pending events' objects; encoded events (bookmarks) pass unchanged."""
         pending = [c for c in chunks if isinstance(c, PendingEvent)]
-        converted = iter(await self.api.external_many(self.rt, [p.obj for p in pending]))
+        converted = iter(await self.store.external_many([p.obj for p in pending]))
         return b"".join(
             encode_event(c.type, next(converted)) if isinstance(c, PendingEvent) else c
             for c in chunks
@@ -124,15 +125,15 @@ class _MetaView:
 class _TableView:
     """One-row ``Table`` per event."""
 
-    def __init__(self, api: API, rt: ResourceType, version: str, include: str) -> None:
-        self.api = api
-        self.rt = rt
+    def __init__(self, store: ResourceStore, version: str, include: str) -> None:
+        self.store = store
+        self.rt = rt = store.rt
         self.version = version
         self.include = include
         self.cache_key: Hashable = ("table", rt.group, rt.version, rt.plural, version, include)
 
     def table(self, obj: dict[str, Any], headers: bool) -> dict[str, Any]:
-        ext = self.api.to_external(self.rt, obj)
+        ext = self.store.to_external(obj)
         return to_table(
             self.rt,
             [ext],
@@ -161,14 +162,14 @@ class _TableView:
 _View = _JSONView | _ConvertingView | _MetaView | _TableView
 
 
-def _view(scope: Scope, request: web.Request, rt: ResourceType, neg: Negotiated) -> _View:
+def _view(store: ResourceStore, request: web.Request, neg: Negotiated) -> _View:
     if neg.kind == "table":
-        return _TableView(scope.api, rt, neg.version, include_object(request) or "Metadata")
+        return _TableView(store, neg.version, include_object(request) or "Metadata")
     if neg.kind == "meta":
         return _MetaView(neg.version)
-    if scope.api.converter.hook_for(rt) is not None and rt.version != rt.storage_version:
-        return _ConvertingView(scope.api, rt)
-    return _JSONView(scope.api, rt)
+    if store.converts_by_webhook():
+        return _ConvertingView(store)
+    return _JSONView(store)
 
 
 def parse_rv(value: str) -> int:
@@ -197,12 +198,13 @@ def _watcher(
     scope: Scope,
     *,
     label_field: tuple[LabelSelector, FieldSelector],
-    rt: ResourceType,
+    store: ResourceStore,
     namespace: str | None,
     name: str | None,
     view: _View,
     shard: ShardSelector | None,
 ) -> Watcher:
+    rt = store.rt
     labels, fields = label_field
     if name is not None:
         fields = FieldSelector(
@@ -213,7 +215,7 @@ def _watcher(
         namespace=namespace if rt.namespaced else None,
         labels=labels,
         fields=fields,
-        fields_of=scope.api.fields_of(rt),
+        fields_of=store.fields_of,
         view=view,
         max_queue=scope.watch_queue_size,
         render_first=view.render_first if isinstance(view, _TableView) else None,
@@ -245,7 +247,7 @@ def _register(
         if rv_text not in ("", "0"):
             wanted = parse_rv(rv_text)
             if wanted > scope.store.rv:
-                raise too_large(wanted, scope.api.store.rv)
+                raise too_large(wanted, scope.store.rv)
         scope.hub.register(watcher)
         if send_initial is not False:
             for obj in scope.store.items(rt.storage_key, namespace if rt.namespaced else None):
@@ -290,18 +292,19 @@ async def serve_watch(
         neg = Negotiated("json")
     _refuse_watch_list(scope, request)
     list_option_errors(request, watch=True)
-    label_and_field = selectors(scope, request, rt)
+    label_and_field = selectors(request, rt)
     shard, shard_text = shard_selector(scope, request)
     query = request.query
     send_initial_raw = query.get("sendInitialEvents")
     send_initial = truthy(send_initial_raw) if send_initial_raw is not None else None
     timeout = int_param(request, "timeoutSeconds")
     timeout_s = random.uniform(1800.0, 3600.0) if timeout is None or timeout <= 0 else timeout
-    view = _view(scope, request, rt, neg)
+    store = scope.stores.for_type(rt)
+    view = _view(store, request, neg)
     watcher = _watcher(
         scope,
         label_field=label_and_field,
-        rt=rt,
+        store=store,
         namespace=namespace,
         name=name,
         view=view,

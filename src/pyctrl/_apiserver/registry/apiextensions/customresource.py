@@ -20,7 +20,7 @@ from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.registry.options import WriteOptions
+    from pyctrl._apiserver.registry.options import RequestContext
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
 
@@ -33,7 +33,7 @@ class CustomResourceStrategy(Strategy):
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def decode(self, rt: ResourceType, obj: dict[str, Any], opts: WriteOptions) -> None:
+    def decode(self, rt: ResourceType, obj: dict[str, Any], opts: RequestContext) -> None:
         """Prune what the schema does not declare (reported as ``fieldValidation`` asks)."""
         decode_custom(rt, obj, opts)
 

@@ -133,8 +133,12 @@ def validate_builtin_object(
     """Everything kube-apiserver checks on a write of a built-in object, in its order."""
     if not isinstance(obj.get("metadata"), dict):
         return [field_required("metadata", "")]
-    common = _meta.object_meta(_as_storage(rt, obj), "path", namespaced=rt.namespaced)
+    stored = _as_storage(rt, obj)
     if old is None:
-        return validate_builtin(rules, rt, obj, old, status_rules=status_rules) or common
-    update = _meta.meta_update(_as_storage(rt, obj), _as_storage(rt, old))
+        # The kind's errors when it finds any, else the common metadata checks'.
+        return rules.validate_create(rt, stored) or _meta.object_meta(
+            stored, "path", namespaced=rt.namespaced
+        )
+    common = _meta.object_meta(stored, "path", namespaced=rt.namespaced)
+    update = _meta.meta_update(stored, _as_storage(rt, old))
     return common + update + validate_builtin(rules, rt, obj, old, status_rules=status_rules)

@@ -219,38 +219,45 @@ def object_meta(
 
     With ``kube`` the built-in kinds' finalizer check follows (core's ValidateObjectMeta).
     """
+    # Most objects have valid names and no labels, annotations, owners or finalizers:
+    # each check runs only when there is something to check.
     meta = ro_meta(obj)
     causes: list[Cause] = []
     name = str(meta.get("name") or "")
     generate = str(meta.get("generateName") or "")
-    if generate:
-        for problem in name_problems(generate, rule, prefix=True):
-            causes.append(field_invalid("metadata.generateName", generate, problem))
+    if generate and (problems := _name_problems(generate, rule, True)):
+        causes.extend(field_invalid("metadata.generateName", generate, p) for p in problems)
     if not name:
         causes.append(field_required("metadata.name", "name or generateName is required"))
-    else:
-        causes.extend(field_invalid("metadata.name", name, p) for p in name_problems(name, rule))
+    elif problems := _name_problems(name, rule, False):
+        causes.extend(field_invalid("metadata.name", name, p) for p in problems)
     namespace = str(meta.get("namespace") or "")
     if namespaced:
         if not namespace:
             causes.append(field_required("metadata.namespace"))
-        else:
-            causes.extend(
-                field_invalid("metadata.namespace", namespace, p)
-                for p in name_problems(namespace, "label")
-            )
+        elif problems := _name_problems(namespace, "label", False):
+            causes.extend(field_invalid("metadata.namespace", namespace, p) for p in problems)
     elif namespace:
         causes.append(field_forbidden("metadata.namespace", "not allowed on this type"))
     generation = meta.get("generation")
     if isinstance(generation, int) and generation < 0:
         causes.append(field_invalid("metadata.generation", generation, NEGATIVE_MSG))
-    causes.extend(validate_labels(meta.get("labels"), "metadata.labels"))
-    causes.extend(validate_annotations(meta.get("annotations"), "metadata.annotations"))
-    causes.extend(owner_references(meta.get("ownerReferences")))
-    causes.extend(finalizers(meta.get("finalizers")))
-    if kube:
-        causes.extend(kube_finalizers(meta))
+    _set_parts(meta, causes, kube=kube)
     return causes
+
+
+def _set_parts(meta: dict[str, Any], causes: list[Cause], *, kube: bool) -> None:
+    """Add the problems of the labels, annotations, owners and finalizers ``meta`` has."""
+    if labels := meta.get("labels"):
+        causes.extend(validate_labels(labels, "metadata.labels"))
+    if annotations := meta.get("annotations"):
+        causes.extend(validate_annotations(annotations, "metadata.annotations"))
+    if owners := meta.get("ownerReferences"):
+        causes.extend(owner_references(owners))
+    if fins := meta.get("finalizers"):
+        causes.extend(finalizers(fins))
+        if kube:
+            causes.extend(kube_finalizers(meta))
 
 
 def meta_update(new: dict[str, Any], old: dict[str, Any], *, kube: bool = False) -> list[Cause]:

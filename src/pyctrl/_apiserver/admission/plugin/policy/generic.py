@@ -155,5 +155,5 @@ def at_version(
     """An object of ``source``'s version as ``dest``'s version shows it (equivalent matches)."""
     if obj is None or (source.group, source.version) == (dest.group, dest.version):
         return obj
-    api = host.api
-    return api.to_external(dest, api.to_storage(source, obj))
+    converter = host.converter
+    return converter.to_external(dest, converter.to_storage(source, obj))

@@ -80,4 +80,4 @@ def collect_params(
         raise ConfigurationError(
             "no params found for policy binding with `Deny` parameterNotFoundAction"
         )
-    return [host.api.to_external(rt, p) for p in params]
+    return [host.converter.to_external(rt, p) for p in params]

@@ -201,7 +201,8 @@ class WebhookDispatcher:
         obj, rt = attrs.obj, request.resource
         if obj is not None and (target.group, target.version) != (rt.group, rt.version):
             # The conditions see the object at the matched version (versionedAttr).
-            obj = self.server.api.to_external(target, self.server.api.to_storage(rt, obj))
+            converter = self.server.converter
+            obj = converter.to_external(target, converter.to_storage(rt, obj))
         activation = Activation.build(self.server, request, target, self.authorize, obj)
         matches, error = evaluate_match_conditions(
             list(hook.match_conditions), activation.env(None)
@@ -229,8 +230,8 @@ class WebhookDispatcher:
                 return (await hook.convert(source.crd_name, [obj], dest.api_version))[0]
         except StatusError as exc:
             raise internal(exc.message) from None
-        api = self.server.api
-        return api.to_external(dest, api.to_storage(source, obj))
+        converter = self.server.converter
+        return converter.to_external(dest, converter.to_storage(source, obj))
 
     def _review(
         self,
