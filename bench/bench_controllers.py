@@ -260,6 +260,12 @@ async def _churn(
     started = time.monotonic()
     stop_at = started + seconds
 
+    # One write at a time per object: a server that handles requests concurrently (a
+    # real one) may apply two concurrent patches of one object in either order, leaving
+    # the lower value in place while the tracker waits for the higher one forever.
+    in_flight: set[str] = set()
+    writers = max(1, min(WRITERS, n // 2))  # so that a writer always finds a free object
+
     async def writer(index: int) -> None:
         nonlocal writes
         rng = random.Random()
@@ -268,18 +274,27 @@ async def _churn(
             if rate:
                 await asyncio.sleep(max(0.0, next_at - time.monotonic()))
                 # A writer that fell behind does not burst to catch up.
-                next_at = max(next_at + WRITERS / rate, time.monotonic())
+                next_at = max(next_at + writers / rate, time.monotonic())
             name = rng.choice(names)
+            while name in in_flight:
+                name = rng.choice(names)
+            in_flight.add(name)
             value = tracker.spec.get(name, 0) + 1
             tracker.wrote(name, value)
             patch = orjson.dumps({"spec": {"value": value, "stamp": time.time()}})
-            await rest.request(
-                "PATCH", f"{BASE}/{name}", body=patch, content_type="application/merge-patch+json"
-            )
+            try:
+                await rest.request(
+                    "PATCH",
+                    f"{BASE}/{name}",
+                    body=patch,
+                    content_type="application/merge-patch+json",
+                )
+            finally:
+                in_flight.discard(name)
             tracker.written_at[(name, value)] = time.monotonic()
             writes += 1
 
-    await asyncio.gather(*(writer(i) for i in range(WRITERS)))
+    await asyncio.gather(*(writer(i) for i in range(writers)))
     if not await _wait_settled(tracker, SETTLE_LIMIT):
         return writes, float("inf")
     return writes, time.monotonic() - started
