@@ -140,7 +140,10 @@ def _build(cache: Path, apt: _Apt, target: Path) -> None:
     (target / "bin").mkdir(parents=True, exist_ok=True)
     output = target / "bin" / "kube-apiserver.partial"
     _log("building kube-apiserver (GOPATH mode)")
-    _run([*nice, str(go), "build", "-ldflags=-checklinkname=0", "-o", str(output),
+    # /version reports 1.20.2 (make sets it from git, which the tarball lacks).
+    version = "k8s.io/kubernetes/vendor/k8s.io/component-base/version"
+    stamp = f"-X {version}.gitVersion=v1.20.2 -X {version}.gitMajor=1 -X {version}.gitMinor=20"
+    _run([*nice, str(go), "build", f"-ldflags=-checklinkname=0 {stamp}", "-o", str(output),
           "./cmd/kube-apiserver"], env=env, cwd=tree)  # fmt: skip
     output.rename(target / "bin" / "kube-apiserver")
     shutil.rmtree(work, ignore_errors=True)
