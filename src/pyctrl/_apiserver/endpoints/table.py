@@ -404,6 +404,65 @@ def _webhooks(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def _param_kind(spec: dict[str, Any]) -> str:
+    kind = spec.get("paramKind")
+    if not isinstance(kind, dict):
+        return "<unset>"
+    return f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+
+
+def _go_label_selector(sel: dict[str, Any]) -> str:
+    """``metav1.LabelSelector.String()``, the generated Go form kubectl shows for a paramRef."""
+    labels = sel.get("matchLabels") or {}
+    pairs = "".join(f"{k}: {labels[k]}," for k in sorted(labels))
+    requirements = "".join(
+        f"LabelSelectorRequirement{{Key:{r.get('key', '')},Operator:{r.get('operator', '')},"
+        f"Values:[{' '.join(r.get('values') or [])}],}},"
+        for r in sel.get("matchExpressions") or []
+        if isinstance(r, dict)
+    )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{pairs}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{requirements}}},}}"
+    )
+
+
+def _param_ref(spec: dict[str, Any]) -> str:
+    ref = spec.get("paramRef")
+    if not isinstance(ref, dict):
+        return "<unset>"
+    if ref.get("name"):
+        return f"{ref.get('namespace') or '*'}/{ref['name']}"
+    if isinstance(ref.get("selector"), dict):
+        return _go_label_selector(ref["selector"])
+    return "<unset>"
+
+
+def _admission_policy(items: str) -> Callable[[dict[str, Any], datetime], Cells]:
+    """``print{Validating,Mutating}AdmissionPolicy``: name, how many items, paramKind, age."""
+
+    def cells(obj: dict[str, Any], now: datetime) -> Cells:
+        spec = obj.get("spec") or {}
+        return [
+            _meta(obj).get("name", ""),
+            len(spec.get(items) or []),
+            _param_kind(spec),
+            _age(_meta(obj).get("creationTimestamp"), now),
+        ]
+
+    return cells
+
+
+def _policy_binding(obj: dict[str, Any], now: datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    return [
+        _meta(obj).get("name", ""),
+        spec.get("policyName", ""),
+        _param_ref(spec),
+        _age(_meta(obj).get("creationTimestamp"), now),
+    ]
+
+
 def _role(obj: dict[str, Any], now: datetime) -> Cells:
     return [_meta(obj).get("name", ""), _meta(obj).get("creationTimestamp")]
 
@@ -561,6 +620,22 @@ BUILTIN_PRINTERS: dict[tuple[str, str], Printer] = {
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): (
         (_NAME, ("Webhooks", _I, 0), _AGE),
         _webhooks,
+    ),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"): (
+        (_NAME, ("Validations", _I, 0), ("ParamKind", _S, 0), _AGE),
+        _admission_policy("validations"),
+    ),
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicies"): (
+        (_NAME, ("Mutations", _I, 0), ("ParamKind", _S, 0), _AGE),
+        _admission_policy("mutations"),
+    ),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): (
+        (_NAME, ("PolicyName", _S, 0), ("ParamRef", _S, 0), _AGE),
+        _policy_binding,
+    ),
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"): (
+        (_NAME, ("PolicyName", _S, 0), ("ParamRef", _S, 0), _AGE),
+        _policy_binding,
     ),
     ("rbac.authorization.k8s.io", "roles"): ((_NAME, ("Created At", _S, 0)), _role),
     ("rbac.authorization.k8s.io", "clusterroles"): ((_NAME, ("Created At", _S, 0)), _role),

@@ -11,8 +11,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pyctrl._apiserver.registry.admissionregistration.mutatingadmissionpolicy import (
+    MutatingAdmissionPolicyStrategy,
+)
+from pyctrl._apiserver.registry.admissionregistration.mutatingadmissionpolicybinding import (
+    MutatingAdmissionPolicyBindingStrategy,
+)
 from pyctrl._apiserver.registry.admissionregistration.mutatingwebhookconfiguration import (
     MutatingWebhookConfigurationStrategy,
+)
+from pyctrl._apiserver.registry.admissionregistration.validatingadmissionpolicy import (
+    ValidatingAdmissionPolicyStrategy,
+)
+from pyctrl._apiserver.registry.admissionregistration.validatingadmissionpolicybinding import (
+    ValidatingAdmissionPolicyBindingStrategy,
 )
 from pyctrl._apiserver.registry.admissionregistration.validatingwebhookconfiguration import (
     ValidatingWebhookConfigurationStrategy,
@@ -84,6 +96,18 @@ class Strategies:
             ),
             ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): (
                 ValidatingWebhookConfigurationStrategy()
+            ),
+            ("admissionregistration.k8s.io", "validatingadmissionpolicies"): (
+                ValidatingAdmissionPolicyStrategy(store)
+            ),
+            ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): (
+                ValidatingAdmissionPolicyBindingStrategy()
+            ),
+            ("admissionregistration.k8s.io", "mutatingadmissionpolicies"): (
+                MutatingAdmissionPolicyStrategy()
+            ),
+            ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"): (
+                MutatingAdmissionPolicyBindingStrategy()
             ),
             ("rbac.authorization.k8s.io", "rolebindings"): RoleBindingStrategy(),
             ("rbac.authorization.k8s.io", "clusterrolebindings"): ClusterRoleBindingStrategy(),
