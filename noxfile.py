@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 import re
@@ -297,18 +298,29 @@ def release(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def bench_realserver(session: nox.Session) -> None:
-    """pyctrl against a client-go informer+workqueue (one worker) on the real CRD-only server.
+    """pyctrl against a client-go informer+workqueue (one worker) on a real API server.
 
     Both come from Debian's Go sources with Go from PyPI (``tests/realserver.py``,
     ``bench/clientgo_build.py``; cached in ``~/.cache/pyctrl/realserver``). Runs the
-    controllers benchmark with ``BENCH_PEERS=pyctrl,client-go`` at 1,000 and 10,000
-    objects: cold start and max RSS ratios, same run. ``--cached`` uses existing builds only.
+    controllers benchmark with ``BENCH_PEERS=pyctrl,client-go``, the peers alternated,
+    and prints medians and pyctrl/client-go ratios. Arguments (after ``--``):
+    ``--cached`` (existing builds only), ``--runs N`` (3), ``--sizes 1000,10000``,
+    ``--server crd`` (the CRD-only apiextensions-apiserver, default) or ``--server 1.20``
+    (kube-apiserver 1.20 from Debian bullseye, no streaming lists:
+    ``python -m bench.kubeapiserver_build``).
     """
+    parser = argparse.ArgumentParser(prog="nox -s bench_realserver --")
+    parser.add_argument("--cached", action="store_true")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--server", choices=("crd", "1.20"), default="crd")
+    args = parser.parse_args(session.posargs)
     _install(session, ".", "kopf>=1.37", venv=BENCH_VENV)
-    cached = ["--cached"] if session.posargs[:1] == ["--cached"] else []
+    cached = ["--cached"] if args.cached else []
     python = str(BENCH_VENV / "bin" / "python")
+    server = "bench.kubeapiserver_build" if args.server == "1.20" else "tests.realserver"
     built = {}
-    for module in ("tests.realserver", "bench.clientgo_build"):
+    for module in (server, "bench.clientgo_build"):
         found = subprocess.run(
             [python, "-m", module, *cached],
             stdout=subprocess.PIPE,
@@ -321,9 +333,10 @@ def bench_realserver(session: nox.Session) -> None:
         built[module] = found.stdout.strip()
     _run(
         session, "python", "-m", "bench", "controllers", venv=BENCH_VENV,
-        KUBEBUILDER_ASSETS=built["tests.realserver"], BENCH_CLIENTGO=built["bench.clientgo_build"],
-        BENCH_PEERS="pyctrl,client-go", BENCH_SIZES="1000,10000", BENCH_CHURN_SECONDS="5",
-        BENCH_PACED_SECONDS="0", BENCH_DRAIN="0", BENCH_REPEAT="3",
+        KUBEBUILDER_ASSETS=built[server], BENCH_CLIENTGO=built["bench.clientgo_build"],
+        BENCH_PEERS="pyctrl,client-go", BENCH_SIZES=args.sizes, BENCH_CHURN_SECONDS="5",
+        BENCH_PACED_SECONDS="10", BENCH_PACED_RATE="200", BENCH_DRAIN="0",
+        BENCH_REPEAT=str(args.runs),
     )  # fmt: skip
 
 

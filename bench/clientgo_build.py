@@ -16,10 +16,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tests.realserver import GO_BIN, NOT_CACHED, _Apt, _default_cache, _go, _log
 
-__all__ = ["CLIENT_GO_PACKAGE", "build", "cached"]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["CLIENT_GO_PACKAGE", "build", "build_main", "cached", "gopath_env"]
 
 CLIENT_GO_PACKAGE = "golang-k8s-client-go-dev"
 """Debian's package of client-go's Go sources."""
@@ -52,19 +56,10 @@ def build(cache: Path) -> Path:
         program = gopath / "src" / "pyctrlbench" / "clientgo"
         program.mkdir(parents=True, exist_ok=True)
         shutil.copy2(_MAIN, program / "main.go")
-        env = {
-            **os.environ,
-            "GO111MODULE": "off",
-            "GOPATH": str(gopath),
-            "GOCACHE": str(cache / "gocache"),
-            "GOFLAGS": "",
-            "CGO_ENABLED": "0",
-            "GOTOOLCHAIN": "local",
-        }
         _log("building the client-go baseline (GOPATH mode)")
         subprocess.run(
             ["nice", "-n", "15", str(go), "build", "-o", str(target / _BINARY), "."],
-            env=env,
+            env=gopath_env(gopath, cache),
             cwd=program,
             check=True,
         )
@@ -75,18 +70,43 @@ def build(cache: Path) -> Path:
     return target / _BINARY
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Build (or, with ``--cached``, find) the baseline and print its path."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+def gopath_env(gopath: Path, cache: Path) -> dict[str, str]:
+    """The environment of a GOPATH-mode build with the cache's persistent build cache."""
+    return {
+        **os.environ,
+        "GO111MODULE": "off",
+        "GOPATH": str(gopath),
+        "GOCACHE": str(cache / "gocache"),
+        "GOFLAGS": "",
+        "CGO_ENABLED": "0",
+        "GOTOOLCHAIN": "local",
+    }
+
+
+def build_main(
+    argv: list[str] | None,
+    description: str,
+    find: Callable[[Path], Path | None],
+    make: Callable[[Path], Path],
+    what: str,
+) -> int:
+    """The command line of a build module: build (or, with ``--cached``, find) and print."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--cache", type=Path, default=_default_cache())
     parser.add_argument("--cached", action="store_true")
     args = parser.parse_args(argv)
-    binary = cached(args.cache) if args.cached else build(args.cache)
-    if binary is None:
-        print("the client-go baseline was never built", file=sys.stderr)
+    found = find(args.cache) if args.cached else make(args.cache)
+    if found is None:
+        print(f"{what} was never built", file=sys.stderr)
         return NOT_CACHED
-    print(binary)
+    print(found)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Build (or, with ``--cached``, find) the baseline and print its path."""
+    doc = __doc__.splitlines()[0] if __doc__ else ""
+    return build_main(argv, doc, cached, build, "the client-go baseline")
 
 
 if __name__ == "__main__":

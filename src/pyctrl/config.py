@@ -40,6 +40,7 @@ import base64
 import datetime as _dt
 import json
 import os
+import re
 import shlex
 import ssl
 from dataclasses import dataclass
@@ -815,25 +816,33 @@ async def load_kubeconfig(
     )
 
 
+_PEM_KEY = re.compile(
+    rb"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----\r?\n"
+    rb"(?:[A-Za-z-]+: [^\n]*\n)*\s*([A-Za-z0-9+/=\s]+?)-----END \1PRIVATE KEY-----"
+)
+
+
 def _check_base64(source: str, owner: str, key: str, value: Any) -> None:
     """Check inline data: base64 of PEM certificates, or of a PEM key.
 
     kubernetes-asyncio copies the data to a temporary file that is gone by the time TLS
-    is set up, so a bad value is named here, by its field.
+    is set up, so a bad value is named here, by its field. Certificates are parsed by the
+    ``ssl`` module's OpenSSL; a key is checked for its PEM armour and base64 body (the
+    ``cryptography`` package, several MiB of memory, is not loaded for this).
     """
     try:
         data = base64.b64decode(str(value), validate=True)
     except ValueError:
         raise ConfigError(f"{source}: {owner}: {key} is not valid base64") from None
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
-
     try:
         if key == "client-key-data":
-            serialization.load_pem_private_key(data, password=None)
+            found = _PEM_KEY.search(data)
+            if found is None:
+                raise ValueError("no PEM private key")
+            base64.b64decode(b"".join(found.group(2).split()), validate=True)
         else:
-            x509.load_pem_x509_certificates(data)
-    except (ValueError, TypeError):
+            ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cadata=data.decode())
+    except (ValueError, ssl.SSLError):
         what = "a PEM private key" if key == "client-key-data" else "PEM certificates"
         raise ConfigError(f"{source}: {owner}: {key} does not hold {what}") from None
 

@@ -145,7 +145,14 @@ class Watchdog:
 
     def _report(self, blocked: float) -> None:
         frame = sys._current_frames().get(self._loop_thread or 0)
-        stack = traceback.extract_stack(frame, limit=_STACK_DEPTH) if frame is not None else []
+        # Without the source lines: reading them would keep every file on the stack in
+        # linecache, megabytes of a long-running operator's memory on a loaded machine.
+        stack = traceback.StackSummary()
+        if frame is not None:
+            stack = traceback.StackSummary.extract(
+                traceback.walk_stack(frame), limit=_STACK_DEPTH, lookup_lines=False
+            )
+            stack.reverse()
         self.warnings += 1
         where = stack[-1] if stack else None
         _log.warning(

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from aiohttp import web
 from kubernetes_asyncio.client import V1ConfigMap
 
@@ -134,7 +136,7 @@ async def test_a_malformed_list_body_is_reported_clearly() -> None:
 
         await eventually(failed, within=20)
         errors = [s.last_error for s in cache.status() if s.last_error]
-    where = f"malformed list of v1/ConfigMap at character {len(start) + 1}: Expecting value"
+    where = f"malformed list of v1/ConfigMap at byte {len(start) + 1}: Expecting value"
     assert where in errors[0], errors
 
 
@@ -153,3 +155,51 @@ def test_the_decoder_gives_the_same_items_however_the_body_is_cut() -> None:
             decoded += decoder.feed(body[start : start + size])
         decoded += decoder.close()
         assert (decoded, decoder.metadata) == (items, {"resourceVersion": "9"}), size
+
+
+def _decode_in_chunks(body: bytes, size: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from pyctrl.cache._jsonlist import ListDecoder
+
+    decoder = ListDecoder("v1/L")
+    decoded: list[dict[str, Any]] = []
+    for start in range(0, len(body), size):
+        decoded += decoder.feed(body[start : start + size])
+    decoded += decoder.close()
+    return decoded, decoder.metadata
+
+
+def test_braces_in_strings_big_numbers_and_whitespace_decode_as_json_does() -> None:
+    """Braces in strings, escaped quotes, large numbers, whitespace: as json.loads has it.
+
+    Strings hold braces (balanced or not), items nest arrays of objects, the body is
+    compact and pretty-printed.
+    """
+    strings = ["}", "{", "},{", '"}],[{"', "\\}", "{{{", "}}},", "a}]b"]
+    items = [
+        {
+            "metadata": {"name": f"n{i}", "annotations": {"s": s, "t": f'{{"k": "{s}"}}'}},
+            "spec": {"list": [{"a": 1}, {"b": [{"c": s}]}], "big": 2**62 + i, "f": 1.5e300},
+        }
+        for i, s in enumerate(strings * 3)
+    ]
+    document = {"kind": "L", "metadata": {"resourceVersion": "9"}, "items": items}
+    for body in (json.dumps(document).encode(), json.dumps(document, indent=2).encode()):
+        for size in (1, 7, 100, len(body)):
+            assert _decode_in_chunks(body, size) == (items, {"resourceVersion": "9"}), size
+
+
+def test_a_malformed_item_is_named_with_its_byte_offset() -> None:
+    """Not UTF-8, an item that is not an object, a missing comma: each error says where."""
+    from pyctrl.cache._jsonlist import MalformedListError
+
+    head = b'{"items":['
+    cases = {
+        head + b'{"a":"\xff"}]}': f"at byte {len(head) + 6}: not UTF-8",
+        head + b'{"a":1},7]}': f"at byte {len(head) + 8}: an item is a int, not an object",
+        head + b'{"a":1} {"b":2}]}': f"at byte {len(head) + 8}: expected ',' or ']' after an item",
+        head + b'{"a":1}': f"at byte {len(head) + 7}: the list ends early",
+    }
+    for body, message in cases.items():
+        for size in (1, len(body)):
+            with pytest.raises(MalformedListError, match=re.escape(message)):
+                _decode_in_chunks(body, size)

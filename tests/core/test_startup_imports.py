@@ -8,9 +8,15 @@ what is imported is process state. (How long the imports take is a benchmark's b
 
 from __future__ import annotations
 
+import base64
+import json
 import subprocess
 import sys
 import textwrap
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Modules (and their submodules) no manager needs before it starts a server.
 HEAVY = (
@@ -114,3 +120,50 @@ def test_secure_metrics_serving_still_loads_the_certificates_when_started() -> N
     )
     assert loaded[:2] == ["serving", "https"]
     assert {"pyctrl.certs", "cryptography", "aiohttp.web"} <= set(loaded[2:])
+
+
+def test_a_kubeconfig_with_inline_certificates_loads_without_cryptography(
+    tmp_path: Path,
+) -> None:
+    """Inline CA, client certificate and key are checked without loading cryptography.
+
+    cryptography costs a manager several MiB of memory; the ``ssl`` module parses the
+    certificates, the key's PEM armour is checked. Bad data still fails at load
+    (tests/test_config.py).
+    """
+    from pyctrl import certs
+
+    ca = certs.generate_ca("startup-ca")
+    client = certs.issue_client_cert(ca, "startup-user")
+    user = {
+        "client-certificate-data": base64.b64encode(client.cert_pem).decode(),
+        "client-key-data": base64.b64encode(client.key_pem).decode(),
+    }
+    kubeconfig = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "c",
+                "cluster": {
+                    "server": "https://127.0.0.1:1",
+                    "certificate-authority-data": base64.b64encode(ca.cert_pem).decode(),
+                },
+            }
+        ],
+        "users": [{"name": "u", "user": user}],
+        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+        "current-context": "x",
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(json.dumps(kubeconfig))
+    loaded = _loaded_heavy(
+        f"""
+        import asyncio
+        from pyctrl.config import load_kubeconfig
+
+        config = asyncio.run(load_kubeconfig({str(path)!r}))
+        print(config.configuration.host, end=" ")
+        """
+    )
+    assert loaded == ["https://127.0.0.1:1"]
