@@ -10,21 +10,21 @@ from typing import Any, Final
 
 from pyctrl._apiextensions.cel.program import CompiledRule, compile_rules
 from pyctrl._apiextensions.cel.values import CelEvalError
-from pyctrl._apiextensions.field import (
-    FieldCause,
-    Path,
-    _child,
-    _duplicate,
-    _forbidden,
-    _index,
-    _invalid,
-    _key,
-    _required,
-)
-from pyctrl._apiextensions.gofmt import _OMIT
-from pyctrl._apiextensions.jsonvalue import deep_equal
 from pyctrl._apiextensions.nodes import _map_is_correlatable, _Node, _str
 from pyctrl._apiextensions.openapi import _NO_OLD, _map_list_key
+from pyctrl._apimachinery.field import (
+    Cause,
+    Path,
+    _child,
+    _index,
+    _key,
+    field_duplicate,
+    field_forbidden,
+    field_invalid,
+    field_required,
+)
+from pyctrl._apimachinery.gofmt import _OMIT
+from pyctrl._apimachinery.jsonvalue import deep_equal
 
 
 def valid_field_path(json_path: str, schema: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -180,14 +180,14 @@ def _rule_message_or_default(rule: dict[str, Any]) -> str:
     return message.strip() if message else f"failed rule: {_rule_error_string(rule)}"
 
 
-def _rule_failure(path: Path, value: Any, detail: str, reason: Any) -> FieldCause:
+def _rule_failure(path: Path, value: Any, detail: str, reason: Any) -> Cause:
     if reason == "FieldValueForbidden":
-        return _forbidden(path, detail)
+        return field_forbidden(path, detail)
     if reason == "FieldValueRequired":
-        return _required(path, detail)
+        return field_required(path, detail)
     if reason == "FieldValueDuplicate":
-        return _duplicate(path, value)
-    return _invalid(path, value, detail)
+        return field_duplicate(path, value)
+    return field_invalid(path, value, detail)
 
 
 def _cel_node_errors(
@@ -198,14 +198,14 @@ def _cel_node_errors(
     *,
     is_resource_root: bool,
     unchanged: _Unchanged,
-) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+) -> list[Cause]:
+    errs: list[Cause] = []
     rules = _node_rules(node, is_resource_root)
     has_old = old is not _NO_OLD and old is not None
     for compiled in rules:
         rule = compiled.rule
         if compiled.error is not None:
-            errs.append(_invalid(path, node.type, f"rule compile error: {compiled.error}"))
+            errs.append(field_invalid(path, node.type, f"rule compile error: {compiled.error}"))
             continue
         program = compiled.program
         if program is None:
@@ -227,7 +227,7 @@ def _cel_node_errors(
                 )
             else:
                 detail = f"{text} evaluating rule: {_rule_error_string(rule)}"
-            errs.append(_invalid(path, node.type, detail))
+            errs.append(field_invalid(path, node.type, detail))
             continue
         if result is True:
             continue
@@ -272,7 +272,7 @@ def _cel_errors(
     *,
     is_resource_root: bool,
     unchanged: _Unchanged | None,
-) -> list[FieldCause]:
+) -> list[Cause]:
     """Validator.validate: evaluate rules on this node and every node below it."""
     if obj is None or not node.has_cel:
         return []
@@ -280,7 +280,7 @@ def _cel_errors(
     here = unchanged or _NEVER_UNCHANGED
     if has_old and unchanged is not None:
         here = _Unchanged(obj, old_value, unchanged)
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if node.validations:
         errs += _cel_node_errors(
             node, obj, old_value, path, is_resource_root=is_resource_root, unchanged=here
@@ -305,9 +305,9 @@ def _correlated_item(node: _Node, item: Any, old: Any) -> tuple[Any, bool]:
 
 def _array_cel_errors(
     node: _Node, items: _Node, obj: list[Any], old: Any, path: Path, *, here: _Unchanged
-) -> list[FieldCause]:
+) -> list[Cause]:
     """Validator.validateArray: the rules of every item (oldSelf only in map lists)."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     for i, item in enumerate(obj):
         item_old, item_has_old = _correlated_item(node, item, old)
         child_unchanged = here if item_has_old else _Unchanged(None, _NO_OLD, here)
@@ -325,9 +325,9 @@ def _array_cel_errors(
 
 def _object_cel_errors(
     node: _Node, obj: dict[str, Any], old: Any, has_old: bool, path: Path, *, here: _Unchanged
-) -> list[FieldCause]:
+) -> list[Cause]:
     """Validator.validateMap: the rules of additional properties, then of properties."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     correlatable = has_old and isinstance(old, dict) and _map_is_correlatable(node.map_type or None)
     props = node.properties
     if node.additional is not None and node.additional.has_cel:

@@ -4,19 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from pyctrl._apiextensions.field import (
-    FieldCause,
-    Path,
-    _cause,
-    _child,
-    _index,
-    _invalid,
-    _json_kind,
-    _key,
-    _required,
-)
 from pyctrl._apiextensions.formats import _is_datetime
-from pyctrl._apiextensions.gofmt import _OMIT, go_quote
 from pyctrl._apiextensions.names import (
     _DNS1123_LABEL_FMT,
     _DNS1123_LABEL_RE,
@@ -25,6 +13,18 @@ from pyctrl._apiextensions.names import (
     is_label_value,
     is_qualified_name,
 )
+from pyctrl._apimachinery.field import (
+    Cause,
+    Path,
+    _cause,
+    _child,
+    _index,
+    _json_kind,
+    _key,
+    field_invalid,
+    field_required,
+)
+from pyctrl._apimachinery.gofmt import _OMIT, go_quote
 
 if TYPE_CHECKING:
     from pyctrl._apiextensions.nodes import _Node
@@ -106,9 +106,9 @@ def _object_meta_decode_error(meta: Any) -> str | None:
     return None
 
 
-def _object_meta_errors(meta: dict[str, Any], path: str) -> list[FieldCause]:  # noqa: PLR0912 - one cause per ObjectMeta rule, in ValidateObjectMeta's order
+def _object_meta_errors(meta: dict[str, Any], path: str) -> list[Cause]:  # noqa: PLR0912 - one cause per ObjectMeta rule, in ValidateObjectMeta's order
     """apimachinery's ValidateObjectMeta with ValidatePathSegmentName, as for embedded objects."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
 
     def segment_errors(name: str, prefix: bool) -> list[str]:
         if not prefix and name in (".", ".."):
@@ -118,10 +118,10 @@ def _object_meta_errors(meta: dict[str, Any], path: str) -> list[FieldCause]:  #
     generate_name = meta.get("generateName") or ""
     if generate_name:
         for msg in segment_errors(generate_name, True):
-            errs.append(_invalid(f"{path}.generateName", generate_name, msg))
+            errs.append(field_invalid(f"{path}.generateName", generate_name, msg))
     name = meta.get("name") or "fakename"
     for msg in segment_errors(name, False):
-        errs.append(_invalid(f"{path}.name", name, msg))
+        errs.append(field_invalid(f"{path}.name", name, msg))
     namespace = meta.get("namespace") or ""
     if namespace:
         ns_errs: list[str] = []
@@ -139,25 +139,25 @@ def _object_meta_errors(meta: dict[str, Any], path: str) -> list[FieldCause]:  #
                 )
             )
         for msg in ns_errs:
-            errs.append(_invalid(f"{path}.namespace", namespace, msg))
+            errs.append(field_invalid(f"{path}.namespace", namespace, msg))
     generation = meta.get("generation")
     if isinstance(generation, int) and generation < 0:
         errs.append(
-            _invalid(f"{path}.generation", generation, "must be greater than or equal to 0")
+            field_invalid(f"{path}.generation", generation, "must be greater than or equal to 0")
         )
     labels = meta.get("labels")
     if isinstance(labels, dict):
         for k, v in labels.items():
             for msg in is_qualified_name(k):
-                errs.append(_invalid(f"{path}.labels", k, msg))
+                errs.append(field_invalid(f"{path}.labels", k, msg))
             for msg in is_label_value(v):
-                errs.append(_invalid(f"{path}.labels", v, msg))
+                errs.append(field_invalid(f"{path}.labels", v, msg))
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         total = 0
         for k, v in annotations.items():
             for msg in is_qualified_name(k.lower()):
-                errs.append(_invalid(f"{path}.annotations", k, msg))
+                errs.append(field_invalid(f"{path}.annotations", k, msg))
             total += len(k) + len(v)
         if total > 256 * 1024:
             errs.append(
@@ -180,28 +180,28 @@ def _parse_group_version_error(api_version: str) -> str | None:
     return None
 
 
-def _embedded_resource_errors(path: Path, x: dict[str, Any]) -> list[FieldCause]:  # noqa: PLR0912 - validateEmbeddedResource's checks of apiVersion, kind and metadata
-    errs: list[FieldCause] = []
+def _embedded_resource_errors(path: Path, x: dict[str, Any]) -> list[Cause]:  # noqa: PLR0912 - validateEmbeddedResource's checks of apiVersion, kind and metadata
+    errs: list[Cause] = []
     if "apiVersion" not in x:
-        errs.append(_required(_child(path, "apiVersion")))
+        errs.append(field_required(_child(path, "apiVersion")))
     if "kind" not in x:
-        errs.append(_required(_child(path, "kind")))
+        errs.append(field_required(_child(path, "kind")))
     for k, v in x.items():
         if k == "apiVersion":
             if not isinstance(v, str):
-                errs.append(_invalid(_child(path, "apiVersion"), v, "must be a string"))
+                errs.append(field_invalid(_child(path, "apiVersion"), v, "must be a string"))
             elif not v:
-                errs.append(_required(_child(path, "apiVersion")))
+                errs.append(field_required(_child(path, "apiVersion")))
             elif (gv_err := _parse_group_version_error(v)) is not None:
-                errs.append(_invalid(_child(path, "apiVersion"), v, gv_err))
+                errs.append(field_invalid(_child(path, "apiVersion"), v, gv_err))
         elif k == "kind":
             if not isinstance(v, str):
-                errs.append(_invalid(_child(path, "kind"), v, "must be a string"))
+                errs.append(field_invalid(_child(path, "kind"), v, "must be a string"))
             elif not v:
-                errs.append(_required(_child(path, "kind")))
+                errs.append(field_required(_child(path, "kind")))
             elif dns_errs := is_dns1035_label(v.lower()):
                 errs.append(
-                    _invalid(
+                    field_invalid(
                         _child(path, "kind"),
                         v,
                         "may have mixed case, but should otherwise match: " + ",".join(dns_errs),
@@ -210,7 +210,7 @@ def _embedded_resource_errors(path: Path, x: dict[str, Any]) -> list[FieldCause]
         elif k == "metadata":
             decode_err = _object_meta_decode_error(v)
             if decode_err is not None:
-                errs.append(_invalid(_child(path, "metadata"), v, decode_err))
+                errs.append(field_invalid(_child(path, "metadata"), v, decode_err))
             else:
                 assert isinstance(v, dict)
                 errs += _object_meta_errors(v, _child(path, "metadata"))
@@ -219,11 +219,11 @@ def _embedded_resource_errors(path: Path, x: dict[str, Any]) -> list[FieldCause]
 
 def _embedded_meta_errors(
     x: Any, node: _Node | None, path: Path, is_resource_root: bool
-) -> list[FieldCause]:
+) -> list[Cause]:
     """objectmeta.Validate: TypeMeta and ObjectMeta of embedded resources."""
     if node is None or not (node.has_embedded or is_resource_root):
         return []
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if isinstance(x, dict):
         if node.embedded or is_resource_root:
             errs += _embedded_resource_errors(path, x)

@@ -10,21 +10,21 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Final
 
-from pyctrl._apiextensions.field import (
-    FieldCause,
+from pyctrl._apiextensions.formats import _SUPPORTED_FORMATS, _format_ok
+from pyctrl._apiextensions.goregex import compile_go_regex
+from pyctrl._apimachinery.field import (
+    Cause,
     Path,
     _child,
-    _invalid,
-    _not_supported,
-    _required,
-    _too_long,
-    _too_many,
-    _type_invalid,
+    field_invalid,
+    field_not_supported,
+    field_required,
+    field_too_long_max_length,
+    field_too_many,
+    field_type_invalid,
 )
-from pyctrl._apiextensions.formats import _SUPPORTED_FORMATS, _format_ok
-from pyctrl._apiextensions.gofmt import _json_compact, go_float, go_print, go_quote
-from pyctrl._apiextensions.goregex import compile_go_regex
-from pyctrl._apiextensions.jsonvalue import deep_equal
+from pyctrl._apimachinery.gofmt import go_float, go_json, go_print, go_quote
+from pyctrl._apimachinery.jsonvalue import deep_equal
 
 if TYPE_CHECKING:
     from pyctrl._apiextensions.nodes import _Node
@@ -279,7 +279,7 @@ def _map_list_key(node: _Node, item: Any) -> tuple[Any, ...] | None:
 
 def _hashable(value: Any) -> Any:
     if isinstance(value, dict | list):
-        return ("json", _json_compact(value))
+        return ("json", go_json(value))
     return (type(value).__name__, value)
 
 
@@ -483,33 +483,33 @@ def _check_props(node: _Node, data: Any, path: str, old: Any, count: _Count | No
     return _dedupe(errs) if errs else errs
 
 
-def _to_causes(errors: list[_VErr], base: Path) -> list[FieldCause]:
+def _to_causes(errors: list[_VErr], base: Path) -> list[Cause]:
     """kubeOpenAPIResultToFieldErrors."""
-    out: list[FieldCause] = []
+    out: list[Cause] = []
     for e in errors:
         if e.code == _E_COMPOSITE:
-            out.append(_invalid(base, "", e.message))
+            out.append(field_invalid(base, "", e.message))
             continue
         path: Path = base
         if e.name and e.name != ".":
             path = _child(base, e.name[1:] if e.name.startswith(".") else e.name)
         if e.code == _E_REQUIRED:
-            out.append(_required(path))
+            out.append(field_required(path))
         elif e.code == _E_ENUM:
-            values = [v if isinstance(v, str) else _json_compact(v) for v in (e.values or [])]
-            out.append(_not_supported(path, e.value, values))
+            values = [v if isinstance(v, str) else go_json(v) for v in (e.values or [])]
+            out.append(field_not_supported(path, e.value, values))
         elif e.code == _E_TOO_LONG:
-            out.append(_too_long(path, e.valid if isinstance(e.valid, int) else -1))
+            out.append(field_too_long_max_length(path, e.valid if isinstance(e.valid, int) else -1))
         elif e.code in (_E_MAX_ITEMS, _E_MAX_PROPS):
             actual = e.value if isinstance(e.value, int) else -1
-            out.append(_too_many(path, actual, e.valid if isinstance(e.valid, int) else -1))
+            out.append(field_too_many(path, actual, e.valid if isinstance(e.valid, int) else -1))
         elif e.code == _E_TYPE:
-            out.append(_type_invalid(path, "" if e.value is None else e.value, e.message))
+            out.append(field_type_invalid(path, "" if e.value is None else e.value, e.message))
         else:
-            out.append(_invalid(path, "" if e.value is None else e.value, e.message))
+            out.append(field_invalid(path, "" if e.value is None else e.value, e.message))
     return out
 
 
-def _openapi_errors(node: _Node, obj: Any, base: Path, old: Any = _NO_OLD) -> list[FieldCause]:
+def _openapi_errors(node: _Node, obj: Any, base: Path, old: Any = _NO_OLD) -> list[Cause]:
     errs = _validate_node(node, obj, "", old)
     return _to_causes(_dedupe(errs), base) if errs else []

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl._apiextensions.jsonvalue import deep_equal
 from pyctrl._apiextensions.nodes import _META_FIELDS, _compile, _Node
 from pyctrl._apiextensions.objectmeta import _OBJECT_META_FIELDS, _object_meta_field_error
+from pyctrl._apimachinery.jsonvalue import deep_equal
 
 # ---------------------------------------------------------------------------------------
 # Pruning and defaulting.

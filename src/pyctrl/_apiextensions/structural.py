@@ -14,19 +14,7 @@ from typing import Any, Final
 
 from pyctrl._apiextensions.cel.program import compile_rules
 from pyctrl._apiextensions.cel_rules import _cel_errors, valid_field_path
-from pyctrl._apiextensions.field import (
-    FieldCause,
-    _child,
-    _forbidden,
-    _index,
-    _invalid,
-    _key,
-    _not_supported,
-    _required,
-)
-from pyctrl._apiextensions.gofmt import _go_value, _GoRaw, go_quote
 from pyctrl._apiextensions.goregex import compile_go_regex
-from pyctrl._apiextensions.jsonvalue import deep_equal
 from pyctrl._apiextensions.nodes import (
     _META_FIELDS,
     _dict,
@@ -39,6 +27,18 @@ from pyctrl._apiextensions.nodes import (
 from pyctrl._apiextensions.objectmeta import _embedded_meta_errors
 from pyctrl._apiextensions.openapi import _openapi_errors
 from pyctrl._apiextensions.pruning import _prune
+from pyctrl._apimachinery.field import (
+    Cause,
+    _child,
+    _index,
+    _key,
+    field_forbidden,
+    field_invalid,
+    field_not_supported,
+    field_required,
+)
+from pyctrl._apimachinery.gofmt import GoLiteral, go_quote, go_value
+from pyctrl._apimachinery.jsonvalue import deep_equal
 
 # ---------------------------------------------------------------------------------------
 # Schema checks done on CRD create/update (structural schema, OpenAPI restrictions,
@@ -80,7 +80,7 @@ def _is_int_or_string_all_of(raw: dict[str, Any]) -> bool:
     return _is_int_or_string_any_of(all_of[0].get("anyOf"))
 
 
-def _structural_invariants(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]:
+def _structural_invariants(s: dict[str, Any], lvl: int, path: str) -> list[Cause]:
     """validateStructuralInvariants of one node, then of its children."""
     errs = _structural_children(s, lvl, path)
     errs += _int_or_string_conflicts(s, path)
@@ -96,12 +96,12 @@ def _structural_invariants(s: dict[str, Any], lvl: int, path: str) -> list[Field
     return errs
 
 
-def _structural_children(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]:
+def _structural_children(s: dict[str, Any], lvl: int, path: str) -> list[Cause]:
     """Arrays have items; items, properties and additionalProperties are structural too."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     items = s.get("items")
     if _str(s, "type") == "array" and items is None:
-        errs.append(_required(_child(path, "items"), "must be specified"))
+        errs.append(field_required(_child(path, "items"), "must be specified"))
     if isinstance(items, dict):
         errs += _structural_invariants(items, _ITEM_LEVEL, _child(path, "items"))
     for k, v in _props(s).items():
@@ -110,22 +110,24 @@ def _structural_children(s: dict[str, Any], lvl: int, path: str) -> list[FieldCa
     if addl is not None:
         if lvl == _ROOT_LEVEL:
             errs.append(
-                _forbidden(_child(path, "additionalProperties"), "must not be used at the root")
+                field_forbidden(
+                    _child(path, "additionalProperties"), "must not be used at the root"
+                )
             )
         if isinstance(addl, dict):
             errs += _structural_invariants(addl, _FIELD_LEVEL, _child(path, "additionalProperties"))
     return errs
 
 
-def _int_or_string_conflicts(s: dict[str, Any], path: str) -> list[FieldCause]:
+def _int_or_string_conflicts(s: dict[str, Any], path: str) -> list[Cause]:
     """x-kubernetes-int-or-string excludes preserve-unknown-fields and embedded-resource."""
     if s.get("x-kubernetes-int-or-string") is not True:
         return []
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     for extension in ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource"):
         if s.get(extension) is True:
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(path, extension),
                     True,
                     "must be false if x-kubernetes-int-or-string is true",
@@ -134,21 +136,21 @@ def _int_or_string_conflicts(s: dict[str, Any], path: str) -> list[FieldCause]:
     return errs
 
 
-def _type_invariants(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]:
+def _type_invariants(s: dict[str, Any], lvl: int, path: str) -> list[Cause]:
     """The node's type: object for embedded resources and the root, otherwise not empty."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     typ = _str(s, "type")
     embedded = s.get("x-kubernetes-embedded-resource") is True
     if embedded and typ != "object":
         if not typ:
             errs.append(
-                _required(
+                field_required(
                     _child(path, "type"), "must be object if x-kubernetes-embedded-resource is true"
                 )
             )
         else:
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(path, "type"),
                     typ,
                     "must be object if x-kubernetes-embedded-resource is true",
@@ -164,22 +166,22 @@ def _type_invariants(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]
             _ITEM_LEVEL: "for specified array items",
             _FIELD_LEVEL: "for specified object fields",
         }[lvl]
-        errs.append(_required(_child(path, "type"), f"must not be empty {where}"))
+        errs.append(field_required(_child(path, "type"), f"must not be empty {where}"))
     if embedded and s.get("additionalProperties") is not None:
         errs.append(
-            _forbidden(
+            field_forbidden(
                 _child(path, "additionalProperties"),
                 "must not be used if x-kubernetes-embedded-resource is set",
             )
         )
     if lvl == _ROOT_LEVEL and typ and typ != "object":
-        errs.append(_invalid(_child(path, "type"), typ, "must be object at the root"))
+        errs.append(field_invalid(_child(path, "type"), typ, "must be object at the root"))
     return errs
 
 
-def _embedded_object_invariants(s: dict[str, Any], lvl: int, path: str) -> list[FieldCause]:
+def _embedded_object_invariants(s: dict[str, Any], lvl: int, path: str) -> list[Cause]:
     """kind, apiVersion and metadata of the root and of embedded resources."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     embedded = s.get("x-kubernetes-embedded-resource") is True
     check_metadata = lvl == _ROOT_LEVEL or embedded
     props = _props(s)
@@ -189,7 +191,7 @@ def _embedded_object_invariants(s: dict[str, Any], lvl: int, path: str) -> list[
             sub_type = _str(props[meta_field], "type")
             if sub_type != "string":
                 errs.append(
-                    _invalid(
+                    field_invalid(
                         _child(_key(props_path, meta_field), "type"), sub_type, "must be string"
                     )
                 )
@@ -199,7 +201,7 @@ def _embedded_object_invariants(s: dict[str, Any], lvl: int, path: str) -> list[
         )
     if embedded and s.get("x-kubernetes-preserve-unknown-fields") is not True and not props:
         errs.append(
-            _required(
+            field_required(
                 props_path,
                 "must not be empty if x-kubernetes-embedded-resource is true without "
                 "x-kubernetes-preserve-unknown-fields",
@@ -214,11 +216,11 @@ _NON_STRUCTURAL_KEYS: Final = frozenset(("example", "externalDocs"))
 
 def _metadata_invariants(
     s: dict[str, Any], check_metadata: bool, lvl: int, path: str
-) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+) -> list[Cause]:
+    errs: list[Cause] = []
     typ = _str(s, "type")
     if check_metadata and typ != "object":
-        errs.append(_invalid(_child(path, "type"), typ, "must be object"))
+        errs.append(field_invalid(_child(path, "type"), typ, "must be object"))
     if lvl == _ROOT_LEVEL:
         rest = {k: v for k, v in s.items() if k not in _NON_STRUCTURAL_KEYS and _nonzero(v)}
         rest.pop("type", None)
@@ -229,7 +231,7 @@ def _metadata_invariants(
             rest.pop("properties", None)
         if rest:
             errs.append(
-                _forbidden(
+                field_forbidden(
                     path,
                     "must not specify anything other than name and generateName, but metadata is "
                     "implicitly specified",
@@ -240,8 +242,8 @@ def _metadata_invariants(
 
 def _value_validation_structure(
     v: dict[str, Any], *, skip_any_of: bool, skip_first_all_of_any_of: bool, lvl: int, path: str
-) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+) -> list[Cause]:
+    errs: list[Cause] = []
     if not skip_any_of:
         for i, sub in enumerate(_dict_list(v, "anyOf")):
             errs += _nested_structure(sub, False, lvl, _index(_child(path, "anyOf"), i))
@@ -259,7 +261,7 @@ def _value_validation_structure(
             compile_go_regex(pattern)
         except ValueError as e:
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(path, "pattern"),
                     pattern,
                     f"must be a valid regular expression, but isn't: {e}",
@@ -286,9 +288,7 @@ _NESTED_FORBIDDEN: Final = (
 )
 
 
-def _nested_structure(
-    v: dict[str, Any], skip_any_of: bool, lvl: int, path: str
-) -> list[FieldCause]:
+def _nested_structure(v: dict[str, Any], skip_any_of: bool, lvl: int, path: str) -> list[Cause]:
     errs = _value_validation_structure(
         v, skip_any_of=skip_any_of, skip_first_all_of_any_of=False, lvl=lvl, path=path
     )
@@ -313,10 +313,10 @@ def _nested_structure(
             else _nonzero(value)
         )
         if present:
-            errs.append(_forbidden(_child(path, key), detail))
+            errs.append(field_forbidden(_child(path, key), detail))
     if "metadata" in props:
         errs.append(
-            _forbidden(
+            field_forbidden(
                 _key(_child(path, "properties"), "metadata"),
                 "must not be specified in a nested context",
             )
@@ -324,16 +324,16 @@ def _nested_structure(
     return errs
 
 
-def _completeness(s: dict[str, Any], path: str) -> list[FieldCause]:
+def _completeness(s: dict[str, Any], path: str) -> list[Cause]:
     return _vv_completeness(s, s, path, path)
 
 
 def _vv_completeness(
     v: dict[str, Any], s: dict[str, Any] | None, s_path: str, v_path: str
-) -> list[FieldCause]:
+) -> list[Cause]:
     if s is None:
-        return [_required(s_path, f"because it is defined in {v_path}")]
-    errs: list[FieldCause] = []
+        return [field_required(s_path, f"because it is defined in {v_path}")]
+    errs: list[Cause] = []
     not_ = _dict(v, "not")
     if not_ is not None:
         errs += _nested_completeness(not_, s, s_path, _child(v_path, "not"))
@@ -345,9 +345,9 @@ def _vv_completeness(
 
 def _nested_completeness(
     v: dict[str, Any], s: dict[str, Any] | None, s_path: str, v_path: str
-) -> list[FieldCause]:
+) -> list[Cause]:
     if s is None:
-        return [_required(s_path, f"because it is defined in {v_path}")]
+        return [field_required(s_path, f"because it is defined in {v_path}")]
     errs = _vv_completeness(v, s, s_path, v_path)
     items = _dict(v, "items")
     if items is not None:
@@ -359,13 +359,13 @@ def _nested_completeness(
         sp = _key(_child(s_path, "properties"), k)
         vp = _key(_child(v_path, "properties"), k)
         if k not in s_props:
-            errs.append(_required(sp, f"because it is defined in {vp}"))
+            errs.append(field_required(sp, f"because it is defined in {vp}"))
         else:
             errs += _nested_completeness(sub, s_props[k], sp, vp)
     return errs
 
 
-def _validate_structural(schema: dict[str, Any], path: str) -> list[FieldCause]:
+def _validate_structural(schema: dict[str, Any], path: str) -> list[Cause]:
     errs = _structural_invariants(schema, _ROOT_LEVEL, path) + _completeness(schema, path)
     return sorted(errs, key=str)
 
@@ -455,8 +455,8 @@ class _Ssv:
         )
 
 
-def _ssv_validate(ssv: _Ssv, s: dict[str, Any], path: str) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+def _ssv_validate(ssv: _Ssv, s: dict[str, Any], path: str) -> list[Cause]:
+    errs: list[Cause] = []
     typ = s.get("type")
     if (
         ssv.require_valid_property_type
@@ -464,12 +464,12 @@ def _ssv_validate(ssv: _Ssv, s: dict[str, Any], path: str) -> list[FieldCause]:
         and typ
         and typ not in _OPENAPI_V3_TYPES
     ):
-        errs.append(_not_supported(_child(path, "type"), typ, _OPENAPI_V3_TYPES))
+        errs.append(field_not_supported(_child(path, "type"), typ, _OPENAPI_V3_TYPES))
     if s.get("default") is not None and not ssv.allow_defaults:
         detail = "must not be set"
         if ssv.disallow_defaults_reason:
             detail += " " + ssv.disallow_defaults_reason
-        errs.append(_forbidden(_child(path, "default"), detail))
+        errs.append(field_forbidden(_child(path, "default"), detail))
     checks = (
         ("id", _nonzero(s.get("id")), "id is not supported"),
         (
@@ -488,21 +488,21 @@ def _ssv_validate(ssv: _Ssv, s: dict[str, Any], path: str) -> list[FieldCause]:
     )
     for key, bad, detail in checks:
         if bad:
-            errs.append(_forbidden(_child(path, key), detail))
+            errs.append(field_forbidden(_child(path, key), detail))
     if typ == "null":
         errs.append(
-            _forbidden(
+            field_forbidden(
                 _child(path, "type"), "type cannot be set to null, use nullable as an alternative"
             )
         )
     items = s.get("items")
     if isinstance(items, list) and items:
         errs.append(
-            _forbidden(_child(path, "items"), "items must be a schema object and not an array")
+            field_forbidden(_child(path, "items"), "items must be a schema object and not an array")
         )
     if ssv.inside_meta and s.get("x-kubernetes-embedded-resource") is True:
         errs.append(
-            _forbidden(
+            field_forbidden(
                 _child(path, "x-kubernetes-embedded-resource"),
                 "must not be used inside of resource meta",
             )
@@ -510,20 +510,20 @@ def _ssv_validate(ssv: _Ssv, s: dict[str, Any], path: str) -> list[FieldCause]:
     return errs
 
 
-def _go_string_slice(values: list[Any]) -> _GoRaw:
-    return _GoRaw("[]string{" + ", ".join(go_quote(str(v)) for v in values) + "}")
+def _go_string_slice(values: list[Any]) -> GoLiteral:
+    return GoLiteral("[]string{" + ", ".join(go_quote(str(v)) for v in values) + "}")
 
 
-def _go_rule_struct(rule: dict[str, Any]) -> _GoRaw:
+def _go_rule_struct(rule: dict[str, Any]) -> GoLiteral:
     """%#v of an apiextensions.ValidationRule, pointers rendered without their address."""
 
     def ptr(name: str, typ: str) -> str:
         value = rule.get(name)
         if value is None:
             return f"(*{typ})(nil)"
-        return f"(*{typ})({_go_value(value)})"
+        return f"(*{typ})({go_value(value)})"
 
-    return _GoRaw(
+    return GoLiteral(
         "apiextensions.ValidationRule{"
         f"Rule:{go_quote(_str(rule, 'rule'))}, Message:{go_quote(_str(rule, 'message'))}, "
         f"MessageExpression:{go_quote(_str(rule, 'messageExpression'))}, "
@@ -539,8 +539,8 @@ class _SchemaErrs:
     __slots__ = ("cel", "schema")
 
     def __init__(self) -> None:
-        self.schema: list[FieldCause] = []
-        self.cel: list[FieldCause] = []
+        self.schema: list[Cause] = []
+        self.cel: list[Cause] = []
 
     def extend(self, other: _SchemaErrs) -> None:
         self.schema += other.schema
@@ -567,7 +567,7 @@ def _openapi_schema_errors(
     out.schema += _ssv_validate(ssv, s, path)
     if s.get("uniqueItems") is True:
         out.schema.append(
-            _forbidden(
+            field_forbidden(
                 _child(path, "uniqueItems"),
                 "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
             )
@@ -603,7 +603,7 @@ def _additional_properties_errors(
         return out
     if _props(s) and (addl is False or isinstance(addl, dict)):
         out.schema.append(
-            _forbidden(
+            field_forbidden(
                 _child(path, "additionalProperties"),
                 "additionalProperties and properties are mutual exclusive",
             )
@@ -715,12 +715,12 @@ def _items_errors(
     return out
 
 
-def _extension_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[FieldCause]:
+def _extension_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[Cause]:
     """The x-kubernetes-* extensions of one node: preserve-unknown-fields, map and list types."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if s.get("x-kubernetes-preserve-unknown-fields") is False:
         errs.append(
-            _invalid(
+            field_invalid(
                 _child(path, "x-kubernetes-preserve-unknown-fields"),
                 False,
                 "must be true or undefined",
@@ -733,37 +733,39 @@ def _extension_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[F
     return errs
 
 
-def _map_type_errors(s: dict[str, Any], path: str) -> list[FieldCause]:
+def _map_type_errors(s: dict[str, Any], path: str) -> list[Cause]:
     """x-kubernetes-map-type: only on objects, atomic or granular."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     typ = _str(s, "type")
     map_type = s.get("x-kubernetes-map-type")
     if map_type is not None and typ != "object":
         detail = "must be object if x-kubernetes-map-type is specified"
         errs.append(
-            _required(_child(path, "type"), detail)
+            field_required(_child(path, "type"), detail)
             if not typ
-            else _invalid(_child(path, "type"), typ, detail)
+            else field_invalid(_child(path, "type"), typ, detail)
         )
     if map_type is not None and map_type not in ("atomic", "granular"):
         errs.append(
-            _not_supported(_child(path, "x-kubernetes-map-type"), map_type, ["atomic", "granular"])
+            field_not_supported(
+                _child(path, "x-kubernetes-map-type"), map_type, ["atomic", "granular"]
+            )
         )
     return errs
 
 
-def _list_type_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[FieldCause]:
+def _list_type_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[Cause]:
     """x-kubernetes-list-type: only on arrays, a known type, map when keys are given."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     typ = _str(s, "type")
     list_type = s.get("x-kubernetes-list-type")
     items = s.get("items")
     if list_type is not None and typ != "array":
         detail = "must be array if x-kubernetes-list-type is specified"
         errs.append(
-            _required(_child(path, "type"), detail)
+            field_required(_child(path, "type"), detail)
             if not typ
-            else _invalid(_child(path, "type"), typ, detail)
+            else field_invalid(_child(path, "type"), typ, detail)
         )
     elif opts.require_atomic_set_type and list_type == "set" and isinstance(items, dict):
         item_type = _str(items, "type")
@@ -771,16 +773,20 @@ def _list_type_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[F
         item_list_type = items.get("x-kubernetes-list-type")
         if item_type == "array" and item_list_type is not None and item_list_type != "atomic":
             errs.append(
-                _invalid(_child(path, "items", "x-kubernetes-list-type"), item_list_type, detail)
+                field_invalid(
+                    _child(path, "items", "x-kubernetes-list-type"), item_list_type, detail
+                )
             )
         elif item_type == "object" and items.get("x-kubernetes-map-type") != "atomic":
             # apiextensions reports the items' list type here, usually unset.
             errs.append(
-                _invalid(_child(path, "items", "x-kubernetes-map-type"), item_list_type, detail)
+                field_invalid(
+                    _child(path, "items", "x-kubernetes-map-type"), item_list_type, detail
+                )
             )
     if list_type is not None and list_type not in ("atomic", "set", "map"):
         errs.append(
-            _not_supported(
+            field_not_supported(
                 _child(path, "x-kubernetes-list-type"), list_type, ["atomic", "set", "map"]
             )
         )
@@ -788,32 +794,34 @@ def _list_type_errors(s: dict[str, Any], path: str, opts: _SchemaOpts) -> list[F
     if isinstance(keys, list) and keys:
         detail = "must be map if x-kubernetes-list-map-keys is non-empty"
         if list_type is None:
-            errs.append(_required(_child(path, "x-kubernetes-list-type"), detail))
+            errs.append(field_required(_child(path, "x-kubernetes-list-type"), detail))
         elif list_type != "map":
-            errs.append(_invalid(_child(path, "x-kubernetes-list-type"), list_type, detail))
+            errs.append(field_invalid(_child(path, "x-kubernetes-list-type"), list_type, detail))
     return errs
 
 
-def _map_list_errors(s: dict[str, Any], path: str) -> list[FieldCause]:
+def _map_list_errors(s: dict[str, Any], path: str) -> list[Cause]:
     """A map list has keys and one object item schema."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     keys = s.get("x-kubernetes-list-map-keys")
     keys_list = keys if isinstance(keys, list) else []
     items = s.get("items")
     if not keys_list:
         errs.append(
-            _required(
+            field_required(
                 _child(path, "x-kubernetes-list-map-keys"),
                 "must not be empty if x-kubernetes-list-type is map",
             )
         )
     if items is None:
         errs.append(
-            _required(_child(path, "items"), "must have a schema if x-kubernetes-list-type is map")
+            field_required(
+                _child(path, "items"), "must have a schema if x-kubernetes-list-type is map"
+            )
         )
     elif isinstance(items, list):
         errs.append(
-            _invalid(
+            field_invalid(
                 _child(path, "items"),
                 items,
                 "must only have a single schema if x-kubernetes-list-type is map",
@@ -823,7 +831,7 @@ def _map_list_errors(s: dict[str, Any], path: str) -> list[FieldCause]:
         item_type = _str(items, "type")
         if item_type != "object":
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(path, "items", "type"),
                     item_type,
                     "must be object if parent array's x-kubernetes-list-type is map",
@@ -834,11 +842,9 @@ def _map_list_errors(s: dict[str, Any], path: str) -> list[FieldCause]:
     return errs
 
 
-def _map_list_key_errors(
-    items: dict[str, Any], keys_list: list[Any], path: str
-) -> list[FieldCause]:
+def _map_list_key_errors(items: dict[str, Any], keys_list: list[Any], path: str) -> list[Cause]:
     """Each map key names a scalar property of the items, once."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     item_type = _str(items, "type")
     item_props = _props(items)
     seen: set[str] = set()
@@ -847,7 +853,7 @@ def _map_list_key_errors(
         if k in item_props:
             if _str(item_props[k], "type") in ("array", "object"):
                 errs.append(
-                    _invalid(
+                    field_invalid(
                         _child(_key(_child(path, "items", "properties"), k), "type"),
                         item_type,
                         "must be a scalar type if parent array's x-kubernetes-list-type is map",
@@ -855,7 +861,7 @@ def _map_list_key_errors(
                 )
         else:
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(path, "x-kubernetes-list-map-keys"),
                     _go_string_slice(keys_list),
                     "entries must all be names of item properties",
@@ -863,7 +869,7 @@ def _map_list_key_errors(
             )
         if k in seen:
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(path, "x-kubernetes-list-map-keys"),
                     _go_string_slice(keys_list),
                     "must not contain duplicate entries",
@@ -873,15 +879,15 @@ def _map_list_key_errors(
     return errs
 
 
-def _map_list_keys_map_set_errors(s: dict[str, Any], path: str) -> list[FieldCause]:
+def _map_list_keys_map_set_errors(s: dict[str, Any], path: str) -> list[Cause]:
     items = s.get("items")
     list_type = s.get("x-kubernetes-list-type")
     if not isinstance(items, dict) or list_type not in ("set", "map"):
         return []
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if items.get("nullable") is True:
         errs.append(
-            _forbidden(
+            field_forbidden(
                 _child(path, "items", "nullable"),
                 f"cannot be nullable when x-kubernetes-list-type is {list_type}",
             )
@@ -898,7 +904,7 @@ def _map_list_keys_map_set_errors(s: dict[str, Any], path: str) -> list[FieldCau
             prop_path = _key(_child(path, "items", "properties"), str(k))
             if k not in required_set and prop.get("default") is None:
                 errs.append(
-                    _required(
+                    field_required(
                         _child(prop_path, "default"),
                         "this property is in x-kubernetes-list-map-keys, so it must have a "
                         "default or be a "
@@ -907,7 +913,7 @@ def _map_list_keys_map_set_errors(s: dict[str, Any], path: str) -> list[FieldCau
                 )
             if prop.get("nullable") is True:
                 errs.append(
-                    _forbidden(
+                    field_forbidden(
                         _child(prop_path, "nullable"),
                         "this property is in x-kubernetes-list-map-keys, so it cannot be nullable",
                     )
@@ -918,8 +924,8 @@ def _map_list_keys_map_set_errors(s: dict[str, Any], path: str) -> list[FieldCau
 _NEWLINES: Final = re.compile(r"[\n\r]+")
 
 
-def _rule_shape_errors(s: dict[str, Any], rules: list[Any], path: str) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+def _rule_shape_errors(s: dict[str, Any], rules: list[Any], path: str) -> list[Cause]:
+    errs: list[Cause] = []
     for i, raw_rule in enumerate(rules):
         rule = raw_rule if isinstance(raw_rule, dict) else {}
         rp = _index(_child(path, "x-kubernetes-validations"), i)
@@ -928,42 +934,46 @@ def _rule_shape_errors(s: dict[str, Any], rules: list[Any], path: str) -> list[F
         trimmed_rule = text.strip()
         trimmed_msg = message.strip()
         if not trimmed_rule:
-            errs.append(_required(_child(rp, "rule"), "rule is not specified"))
+            errs.append(field_required(_child(rp, "rule"), "rule is not specified"))
         elif message and not trimmed_msg:
             errs.append(
-                _invalid(_child(rp, "message"), message, "message must be non-empty if specified")
+                field_invalid(
+                    _child(rp, "message"), message, "message must be non-empty if specified"
+                )
             )
         elif _NEWLINES.search(trimmed_msg):
             errs.append(
-                _invalid(_child(rp, "message"), message, "message must not contain line breaks")
+                field_invalid(
+                    _child(rp, "message"), message, "message must not contain line breaks"
+                )
             )
         elif _NEWLINES.search(trimmed_rule) and not trimmed_msg:
             errs.append(
-                _required(
+                field_required(
                     _child(rp, "message"), "message must be specified if rule contains line breaks"
                 )
             )
         message_expression = _str(rule, "messageExpression")
         if message_expression and not message_expression.strip():
             errs.append(
-                _required(
+                field_required(
                     _child(rp, "messageExpression"),
                     "messageExpression must be non-empty if specified",
                 )
             )
         reason = rule.get("reason")
         if reason is not None and reason not in _SUPPORTED_RULE_REASONS:
-            errs.append(_not_supported(_child(rp, "reason"), reason, _SUPPORTED_RULE_REASONS))
+            errs.append(field_not_supported(_child(rp, "reason"), reason, _SUPPORTED_RULE_REASONS))
         field_path = _str(rule, "fieldPath")
         if field_path and not field_path.strip():
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(rp, "fieldPath"), field_path, "fieldPath must be non-empty if specified"
                 )
             )
         if _NEWLINES.search(field_path):
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(rp, "fieldPath"), field_path, "fieldPath must not contain line breaks"
                 )
             )
@@ -972,34 +982,36 @@ def _rule_shape_errors(s: dict[str, Any], rules: list[Any], path: str) -> list[F
                 valid_field_path(field_path, s)
             except ValueError:
                 errs.append(
-                    _invalid(_child(rp, "fieldPath"), field_path, "fieldPath must be a valid path")
+                    field_invalid(
+                        _child(rp, "fieldPath"), field_path, "fieldPath must be a valid path"
+                    )
                 )
     return errs
 
 
 def _rule_compile_errors(
     s: dict[str, Any], rules: list[Any], path: str, ssv: _Ssv, is_resource_root: bool
-) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+) -> list[Cause]:
+    errs: list[Cause] = []
     compiled = compile_rules(s, is_resource_root=is_resource_root)
     for i, (raw_rule, result) in enumerate(zip(rules, compiled, strict=True)):
         rule = raw_rule if isinstance(raw_rule, dict) else {}
         rp = _index(_child(path, "x-kubernetes-validations"), i)
         if result.error is not None:
             if result.error_required:
-                errs.append(_required(_child(rp, "rule"), result.error))
+                errs.append(field_required(_child(rp, "rule"), result.error))
             else:
-                errs.append(_invalid(_child(rp, "rule"), _go_rule_struct(rule), result.error))
+                errs.append(field_invalid(_child(rp, "rule"), _go_rule_struct(rule), result.error))
         if result.message_error is not None:
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(rp, "messageExpression"), _go_rule_struct(rule), result.message_error
                 )
             )
         if result.uses_old_self:
             if ssv.forbid_old_self is not None:
                 errs.append(
-                    _invalid(
+                    field_invalid(
                         _child(rp, "rule"),
                         _str(rule, "rule"),
                         f"oldSelf cannot be used on the uncorrelatable portion of the schema "
@@ -1009,7 +1021,7 @@ def _rule_compile_errors(
                 )
         elif rule.get("optionalOldSelf") is not None:
             errs.append(
-                _invalid(
+                field_invalid(
                     _child(rp, "optionalOldSelf"),
                     rule.get("optionalOldSelf"),
                     "may not be set if oldSelf is not used in rule",
@@ -1020,9 +1032,9 @@ def _rule_compile_errors(
 
 def _validate_defaults(
     node: _Node, path: str, require_pruned: bool, inside_meta: bool = False
-) -> list[FieldCause]:
+) -> list[Cause]:
     """structuraldefaulting.ValidateDefaults: defaults must validate and be pruned."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if node.has_default:
         dpath = _child(path, "default")
         value = node.default
@@ -1030,7 +1042,7 @@ def _validate_defaults(
             pruned = copy.deepcopy(value)
             _prune(pruned, node, node.embedded, None, "")
             if not deep_equal(pruned, value):
-                errs.append(_invalid(dpath, value, "must not have unknown fields"))
+                errs.append(field_invalid(dpath, value, "must not have unknown fields"))
         meta_errs = [] if inside_meta else _embedded_meta_errors(value, node, dpath, node.embedded)
         if meta_errs:
             errs += meta_errs
@@ -1082,9 +1094,9 @@ _ROOT_ALLOWED_WITH_STATUS: Final = {
 
 def _schema_validation_errors(  # noqa: PLR0912 - the schema validation of CRD schemas, one branch per keyword
     schema: dict[str, Any], path: str, *, status_enabled: bool, opts: _SchemaOpts
-) -> list[FieldCause]:
+) -> list[Cause]:
     """validateCustomResourceDefinitionValidation for one ``openAPIV3Schema``."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if status_enabled:
         for key, value in schema.items():
             if value is None or value is False or value == "":
@@ -1092,7 +1104,7 @@ def _schema_validation_errors(  # noqa: PLR0912 - the schema validation of CRD s
             if key == "type":
                 if value != "object":
                     errs.append(
-                        _invalid(
+                        field_invalid(
                             _child(path, "type"),
                             value,
                             'only "object" is allowed as the type at the root of the schema if the '
@@ -1104,7 +1116,7 @@ def _schema_validation_errors(  # noqa: PLR0912 - the schema validation of CRD s
             if key not in _ROOT_ALLOWED_WITH_STATUS:
                 allowed = " ".join(_ROOT_ALLOWED_WITH_STATUS.values())
                 errs.append(
-                    _invalid(
+                    field_invalid(
                         path,
                         schema,
                         f"only [{allowed}] fields are allowed at the root of the schema if the "
@@ -1113,7 +1125,9 @@ def _schema_validation_errors(  # noqa: PLR0912 - the schema validation of CRD s
                 )
                 break
     if schema.get("nullable") is True:
-        errs.append(_forbidden(_child(path, "nullable"), "nullable cannot be true at the root"))
+        errs.append(
+            field_forbidden(_child(path, "nullable"), "nullable cannot be true at the root")
+        )
     ssv = _Ssv(
         allow_defaults=opts.allow_defaults,
         require_valid_property_type=opts.require_valid_property_type,
@@ -1134,13 +1148,13 @@ def _schema_validation_errors(  # noqa: PLR0912 - the schema validation of CRD s
     schema_errs = _openapi_schema_errors(schema, path, ssv, opts, is_root=True, cel_root=cel_root)
     errs += schema_errs.schema + schema_errs.cel
     if not errs and init_error is not None:
-        errs.append(_invalid(path, "", init_error))
+        errs.append(field_invalid(path, "", init_error))
     return errs
 
 
 def structural_errors(
     schema: dict[str, Any], path: str = "spec.validation.openAPIV3Schema"
-) -> list[FieldCause]:
+) -> list[Cause]:
     """Check a CRD's ``openAPIV3Schema`` the way kube-apiserver does on CRD create.
 
     This covers what apiextensions checks of one schema: the OpenAPI restrictions

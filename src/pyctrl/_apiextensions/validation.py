@@ -5,16 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from pyctrl._apiextensions.cel_rules import _BLOCKING_REASONS, _cel_errors, _Unchanged
-from pyctrl._apiextensions.field import FieldCause, _invalid
 from pyctrl._apiextensions.listtype import _listtype_errors
 from pyctrl._apiextensions.nodes import _compile
 from pyctrl._apiextensions.objectmeta import _embedded_meta_errors
 from pyctrl._apiextensions.openapi import _NO_OLD, _openapi_errors
+from pyctrl._apimachinery.field import Cause, field_invalid
 
 
 def validate(
     obj: dict[str, Any], schema: dict[str, Any], *, old: dict[str, Any] | None = None
-) -> list[FieldCause]:
+) -> list[Cause]:
     """Validate a custom resource against its version's ``openAPIV3Schema``.
 
     Runs what kube-apiserver's custom resource strategy runs after the object metadata
@@ -46,7 +46,7 @@ def validate(
     if node.has_cel:
         if any(e.reason in _BLOCKING_REASONS for e in errs):
             errs.append(
-                _invalid(
+                field_invalid(
                     None,
                     None,
                     "some validation rules were not checked because the object was invalid; "

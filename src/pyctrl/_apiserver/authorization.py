@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import StatusError, field_invalid, invalid
+from pyctrl._apimachinery.field import field_invalid
+from pyctrl._apiserver.apimachinery.errors import StatusError, invalid
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.authentication import User

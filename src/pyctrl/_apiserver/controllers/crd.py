@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.pruning import apply_defaults
-from pyctrl._apiserver.apimachinery.meta import ro_meta
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.controllers.queue import WorkQueue
 from pyctrl._apiserver.registry.generic import CRDS, deep_copy, meta_of, set_condition
 from pyctrl._apiserver.scheme.resources import (

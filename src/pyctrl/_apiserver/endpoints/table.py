@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.apimachinery import jsonpath as _jsonpath
 from pyctrl._apiserver.scheme.resources import (
     CREATED_AT_COLUMN,
@@ -78,11 +79,6 @@ def _age(ts: str | None, now: datetime) -> str:
     return human_duration((now - when).total_seconds())
 
 
-def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
 def _get(obj: Any, *path: str, default: Any = None) -> Any:
     cur = obj
     for part in path:
@@ -126,23 +122,23 @@ def _pod_template_spec(obj: dict[str, Any]) -> dict[str, Any]:
 
 def _namespace(obj: dict[str, Any], now: datetime) -> Cells:
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         _get(obj, "status", "phase", default=""),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
     ]
 
 
 def _configmap(obj: dict[str, Any], now: datetime) -> Cells:
     count = len(obj.get("data") or {}) + len(obj.get("binaryData") or {})
-    return [_meta(obj).get("name", ""), count, _age(_meta(obj).get("creationTimestamp"), now)]
+    return [ro_meta(obj).get("name", ""), count, _age(ro_meta(obj).get("creationTimestamp"), now)]
 
 
 def _secret(obj: dict[str, Any], now: datetime) -> Cells:
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         obj.get("type", ""),
         len(obj.get("data") or {}),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
     ]
 
 
@@ -174,21 +170,21 @@ def _service_external_ip(obj: dict[str, Any]) -> str:
 def _service(obj: dict[str, Any], now: datetime) -> Cells:
     spec = obj.get("spec") or {}
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         spec.get("type", "ClusterIP"),
         spec.get("clusterIP") or "<none>",
         _service_external_ip(obj),
         _service_ports(spec),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         _map_selector(spec.get("selector")),
     ]
 
 
 def _serviceaccount(obj: dict[str, Any], now: datetime) -> Cells:
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         len(obj.get("secrets") or []),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
     ]
 
 
@@ -207,15 +203,15 @@ def _pod(obj: dict[str, Any], now: datetime) -> Cells:
             reason = waiting
         elif terminated:
             reason = terminated
-    if _meta(obj).get("deletionTimestamp"):
+    if ro_meta(obj).get("deletionTimestamp"):
         reason = "Terminating"
     gates = spec.get("readinessGates") or []
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         f"{ready}/{total}",
         reason,
         str(restarts),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         status.get("podIP") or "<none>",
         spec.get("nodeName") or "<none>",
         status.get("nominatedNodeName") or "<none>",
@@ -225,7 +221,7 @@ def _pod(obj: dict[str, Any], now: datetime) -> Cells:
 
 def _event(obj: dict[str, Any], now: datetime) -> Cells:
     involved = obj.get("involvedObject") or obj.get("regarding") or {}
-    last = obj.get("lastTimestamp") or obj.get("eventTime") or _meta(obj).get("creationTimestamp")
+    last = obj.get("lastTimestamp") or obj.get("eventTime") or ro_meta(obj).get("creationTimestamp")
     first = obj.get("firstTimestamp") or obj.get("eventTime") or last
     source = obj.get("source") or {}
     source_text = source.get("component") or obj.get("reportingComponent") or ""
@@ -241,7 +237,7 @@ def _event(obj: dict[str, Any], now: datetime) -> Cells:
         (obj.get("message") or obj.get("note") or "").strip(),
         _age(first, now),
         int(obj.get("count") or 1),
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
     ]
 
 
@@ -254,9 +250,9 @@ def _endpoints(obj: dict[str, Any], now: datetime) -> Cells:
                 ip = addr.get("ip", "")
                 parts.append(f"{ip}:{port}" if port is not None else str(ip))
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         ",".join(parts) if parts else "<none>",
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
     ]
 
 
@@ -265,11 +261,11 @@ def _deployment(obj: dict[str, Any], now: datetime) -> Cells:
     status = obj.get("status") or {}
     names, images = _containers(_pod_template_spec(obj))
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas') or 0)}",
         int(status.get("updatedReplicas") or 0),
         int(status.get("availableReplicas") or 0),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         names,
         images,
         _selector_text(spec.get("selector")),
@@ -281,11 +277,11 @@ def _replicaset(obj: dict[str, Any], now: datetime) -> Cells:
     status = obj.get("status") or {}
     names, images = _containers(_pod_template_spec(obj))
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         int(spec.get("replicas") or 0),
         int(status.get("replicas") or 0),
         int(status.get("readyReplicas") or 0),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         names,
         images,
         _selector_text(spec.get("selector")),
@@ -297,9 +293,9 @@ def _statefulset(obj: dict[str, Any], now: datetime) -> Cells:
     status = obj.get("status") or {}
     names, images = _containers(_pod_template_spec(obj))
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas') or 0)}",
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         names,
         images,
     ]
@@ -311,14 +307,14 @@ def _daemonset(obj: dict[str, Any], now: datetime) -> Cells:
     names, images = _containers(_pod_template_spec(obj))
     node_selector = _get(obj, "spec", "template", "spec", "nodeSelector")
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         int(status.get("desiredNumberScheduled") or 0),
         int(status.get("currentNumberScheduled") or 0),
         int(status.get("numberReady") or 0),
         int(status.get("updatedNumberScheduled") or 0),
         int(status.get("numberAvailable") or 0),
         _map_selector(node_selector),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         names,
         images,
         _selector_text(spec.get("selector")),
@@ -337,7 +333,7 @@ def _job_status(obj: dict[str, Any]) -> str:
         for cond in conditions:
             if cond.get("type") == cond_type and cond.get("status") == "True":
                 return text
-    if _meta(obj).get("deletionTimestamp"):
+    if ro_meta(obj).get("deletionTimestamp"):
         return "Terminating"
     return "Running"
 
@@ -357,11 +353,11 @@ def _job(obj: dict[str, Any], now: datetime) -> Cells:
     end = parse_time(status.get("completionTime"))
     duration = "" if start is None else human_duration(((end or now) - start).total_seconds())
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         _job_status(obj),
         done,
         duration,
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         names,
         images,
         _selector_text(spec.get("selector")),
@@ -375,13 +371,13 @@ def _cronjob(obj: dict[str, Any], now: datetime) -> Cells:
     names, images = _containers(tmpl)
     last = status.get("lastScheduleTime")
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         spec.get("schedule", ""),
         spec.get("timeZone") or "<none>",
         "True" if spec.get("suspend") else "False",
         len(status.get("active") or []),
         _age(last, now) if last else "<none>",
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         names,
         images,
         _selector_text(_get(obj, "spec", "jobTemplate", "spec", "selector")),
@@ -390,22 +386,22 @@ def _cronjob(obj: dict[str, Any], now: datetime) -> Cells:
 
 def _lease(obj: dict[str, Any], now: datetime) -> Cells:
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         _get(obj, "spec", "holderIdentity", default="") or "",
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
     ]
 
 
 def _webhooks(obj: dict[str, Any], now: datetime) -> Cells:
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         len(obj.get("webhooks") or []),
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
     ]
 
 
 def _role(obj: dict[str, Any], now: datetime) -> Cells:
-    return [_meta(obj).get("name", ""), _meta(obj).get("creationTimestamp")]
+    return [ro_meta(obj).get("name", ""), ro_meta(obj).get("creationTimestamp")]
 
 
 def _subjects(obj: dict[str, Any], kind: str) -> str:
@@ -422,9 +418,9 @@ def _subjects(obj: dict[str, Any], kind: str) -> str:
 def _binding(obj: dict[str, Any], now: datetime) -> Cells:
     ref = obj.get("roleRef") or {}
     return [
-        _meta(obj).get("name", ""),
+        ro_meta(obj).get("name", ""),
         f"{ref.get('kind', '')}/{ref.get('name', '')}",
-        _age(_meta(obj).get("creationTimestamp"), now),
+        _age(ro_meta(obj).get("creationTimestamp"), now),
         _subjects(obj, "User"),
         _subjects(obj, "Group"),
         _subjects(obj, "ServiceAccount"),
@@ -432,7 +428,7 @@ def _binding(obj: dict[str, Any], now: datetime) -> Cells:
 
 
 def _default(obj: dict[str, Any], now: datetime) -> Cells:
-    return [_meta(obj).get("name", ""), _meta(obj).get("creationTimestamp")]
+    return [ro_meta(obj).get("name", ""), ro_meta(obj).get("creationTimestamp")]
 
 
 _S, _I = "string", "integer"
@@ -681,7 +677,7 @@ def cells_for(rt: ResourceType, obj: dict[str, Any], now: datetime | None = None
     """The cells of ``obj``'s row."""
     moment = now or datetime.now(UTC)
     if rt.printer_columns:
-        name = _meta(obj).get("name", "")
+        name = ro_meta(obj).get("name", "")
         return [name, *(_custom_cell(c, obj, moment) for c in rt.printer_columns)]
     printer = BUILTIN_PRINTERS.get((rt.group, rt.plural))
     if printer is None:

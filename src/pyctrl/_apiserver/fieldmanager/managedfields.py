@@ -55,9 +55,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from pyctrl._apiextensions.gofmt import go_quote
-from pyctrl._apiextensions.jsonvalue import json_equal
-from pyctrl._apiserver.fieldmanager.merge_keys import (
+from pyctrl._apimachinery.gofmt import go_quote
+from pyctrl._apimachinery.jsonvalue import json_equal
+from pyctrl._apimachinery.merge_keys import (
     DEDUCED,
     Node,
     builtin_root,

@@ -32,7 +32,7 @@ stored object plus the body into the new object:
   Only kinds with Go types have the metadata, so the server answers 415 for custom
   resources (:func:`supports_strategic_merge`). This is a port of the apply half of
   k8s.io/apimachinery/pkg/util/strategicpatch, with the merge keys of
-  :mod:`pyctrl._apiserver.fieldmanager.merge_keys`.
+  :mod:`pyctrl._apimachinery.merge_keys`.
 
 Every function returns a new object and leaves its arguments untouched. Failures raise
 :class:`PatchError` carrying the HTTP status code and Status reason kube-apiserver
@@ -48,9 +48,9 @@ from typing import Any, Final
 import jsonpatch
 import jsonpointer
 
-from pyctrl._apiextensions.gofmt import go_json_kind
-from pyctrl._apiextensions.jsonvalue import json_equal
-from pyctrl._apiserver.fieldmanager.merge_keys import (
+from pyctrl._apimachinery.gofmt import go_json_kind
+from pyctrl._apimachinery.jsonvalue import json_equal
+from pyctrl._apimachinery.merge_keys import (
     BUILTIN_ANY,
     Node,
     builtin_root,

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import Cause, StatusError, bad_request
+from pyctrl._apimachinery.field import Cause
+from pyctrl._apiserver.apimachinery.errors import StatusError, bad_request
 from pyctrl._apiserver.fieldmanager import managedfields as _managedfields
 from pyctrl._apiserver.fieldmanager import patch as _patch
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta

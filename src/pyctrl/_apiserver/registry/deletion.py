@@ -14,14 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import (
-    Cause,
-    StatusError,
-    field_invalid,
-    field_not_supported,
-    invalid,
-    not_found,
-)
+from pyctrl._apimachinery.field import Cause, field_invalid, field_not_supported
+from pyctrl._apiserver.apimachinery.errors import StatusError, invalid, not_found
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, shift_time
 from pyctrl._apiserver.storage.store import KeyNotFoundError
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from pyctrl._apimachinery.field import field_invalid
 from pyctrl._apiserver.admission.plugin.namespace.lifecycle import check_namespace_lifecycle
 from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
     already_exists,
     bad_request,
     conflict,
-    field_invalid,
     internal,
     invalid,
     not_found,

@@ -38,8 +38,8 @@ from typing import Any, Final
 import orjson
 from kubernetes_asyncio.client import models as _models
 
-from pyctrl._apiextensions.gofmt import go_print, go_sharp
-from pyctrl._apiserver.fieldmanager import merge_keys as _merge_keys
+from pyctrl._apimachinery import merge_keys as _merge_keys
+from pyctrl._apimachinery.gofmt import go_print, go_sharp
 from pyctrl._apiserver.scheme.resources import builtin_types
 
 __all__ = [

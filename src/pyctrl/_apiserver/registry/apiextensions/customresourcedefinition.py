@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl._apiextensions.crd_validation import validate_crd
-from pyctrl._apiserver.apimachinery.errors import Cause
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, set_condition
 from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
@@ -62,7 +62,7 @@ class CustomResourceDefinitionStrategy(Strategy):
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> list[Cause]:
         """apiextensions-apiserver's validation of a CRD (and of its update)."""
-        return [Cause(fc.reason, fc.message, fc.field) for fc in validate_crd(obj, old)]
+        return validate_crd(obj, old)
 
     def after_create(self, rt: ResourceType, name: str) -> None:
         """Serve the new CRD's types."""

@@ -14,7 +14,7 @@ from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import apps as _apps
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["JobStrategy"]

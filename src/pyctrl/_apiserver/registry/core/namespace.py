@@ -23,7 +23,7 @@ from pyctrl._apiserver.registry.validation.meta import meta_update
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store

@@ -15,7 +15,7 @@ from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import core as _core
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["SecretStrategy"]

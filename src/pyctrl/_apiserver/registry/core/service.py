@@ -13,14 +13,16 @@ from __future__ import annotations
 import ipaddress
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import field_invalid, internal, invalid
+from pyctrl._apimachinery.field import field_invalid
+from pyctrl._apiserver.apimachinery.errors import internal, invalid
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.meta import SERVICES, deep_copy, meta_of
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import service as _service_validation
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause, StatusError
+    from pyctrl._apimachinery.field import Cause
+    from pyctrl._apiserver.apimachinery.errors import StatusError
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store, StoreEvent
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyctrl._apiserver.apimachinery.errors import Cause, field_required
+from pyctrl._apimachinery.field import Cause, field_required
 from pyctrl._apiserver.registry.validation import meta as _meta
 from pyctrl._apiserver.registry.validation.core import base64_problem
 from pyctrl._apiserver.registry.validation.meta import (

@@ -10,13 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl._apiserver.apimachinery.errors import (
-    Cause,
-    GoStruct,
-    field_invalid,
-    field_not_supported,
-    field_required,
-)
+from pyctrl._apimachinery.field import Cause, field_invalid, field_not_supported, field_required
+from pyctrl._apimachinery.gofmt import GoStruct
 from pyctrl._apiserver.apimachinery.fields import SelectorError, selector_from_object
 from pyctrl._apiserver.registry.validation import meta as _meta
 from pyctrl._apiserver.registry.validation.core import containers

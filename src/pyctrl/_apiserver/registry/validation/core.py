@@ -12,8 +12,7 @@ import binascii
 import json
 from typing import Any
 
-from pyctrl._apiextensions.gofmt import go_json_kind
-from pyctrl._apiserver.apimachinery.errors import (
+from pyctrl._apimachinery.field import (
     Cause,
     field_duplicate,
     field_forbidden,
@@ -21,6 +20,7 @@ from pyctrl._apiserver.apimachinery.errors import (
     field_required,
     field_too_long,
 )
+from pyctrl._apimachinery.gofmt import go_json_kind
 from pyctrl._apiserver.registry.meta import ro_meta
 from pyctrl._apiserver.registry.validation import meta as _meta
 

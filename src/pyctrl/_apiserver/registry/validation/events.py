@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from pyctrl._apiextensions.names import is_qualified_name
-from pyctrl._apiserver.apimachinery.errors import Cause, GoStruct, field_invalid, field_required
+from pyctrl._apimachinery.field import Cause, field_invalid, field_required
+from pyctrl._apimachinery.gofmt import GoStruct
 from pyctrl._apiserver.registry.meta import ro_meta
 from pyctrl._apiserver.registry.validation import meta as _meta
 

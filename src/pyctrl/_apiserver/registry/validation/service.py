@@ -12,15 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from pyctrl._apiextensions.names import is_qualified_name
-from pyctrl._apiserver.apimachinery.errors import (
+from pyctrl._apimachinery.field import (
     Cause,
-    GoStruct,
     field_duplicate,
     field_forbidden,
     field_invalid,
     field_not_supported,
     field_required,
 )
+from pyctrl._apimachinery.gofmt import GoStruct
 from pyctrl._apiserver.registry.meta import ro_meta
 from pyctrl._apiserver.registry.validation import meta as _meta
 from pyctrl._apiserver.registry.validation import net as _net

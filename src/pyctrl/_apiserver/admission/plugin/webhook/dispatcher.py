@@ -15,7 +15,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from pyctrl._apiextensions.gofmt import go_quote as _quote
+from pyctrl._apimachinery.gofmt import go_quote as _quote
 from pyctrl._apiserver.admission.plugin.webhook.client import (
     CallFailedError,
     CallingWebhookError,
@@ -36,12 +36,7 @@ from pyctrl._apiserver.admission.plugin.webhook.config import (
     rule_matches,
     verify_admission_response,
 )
-from pyctrl._apiserver.apimachinery.errors import (
-    StatusError,
-    bad_request,
-    internal,
-    not_found,
-)
+from pyctrl._apiserver.apimachinery.errors import StatusError, bad_request, internal, not_found
 from pyctrl._apiserver.storage.keys import NAMESPACES
 
 if TYPE_CHECKING:

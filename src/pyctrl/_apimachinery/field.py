@@ -1,7 +1,9 @@
 """Field errors shaped like apimachinery's ``field.Error``: paths and causes.
 
-A `FieldCause` is one ``StatusCause`` of kube-apiserver's answer; the helpers here build
-them with the same reasons and message bodies as ``k8s.io/apimachinery/pkg/util/validation/field``.
+A `Cause` is one ``StatusCause`` of kube-apiserver's answer; the ``field_*`` helpers build
+them with the same reasons and message bodies as ``k8s.io/apimachinery/pkg/util/validation/field``
+(``field.Invalid``, ``field.Required``...). The embedded server's validation and the CRD
+schema validation of `pyctrl._apiextensions` both speak this one vocabulary.
 """
 
 from __future__ import annotations
@@ -9,11 +11,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pyctrl._apiextensions.gofmt import _OMIT, _go_value, go_quote
+from pyctrl._apimachinery.gofmt import _OMIT, go_quote, go_value
+
+__all__ = [
+    "Cause",
+    "Path",
+    "field_duplicate",
+    "field_forbidden",
+    "field_internal",
+    "field_invalid",
+    "field_not_supported",
+    "field_required",
+    "field_too_long",
+    "field_too_long_max_length",
+    "field_too_many",
+    "field_type_invalid",
+]
 
 
 @dataclass(frozen=True, slots=True)
-class FieldCause:
+class Cause:
     """One field error, shaped like a ``StatusCause`` of kube-apiserver.
 
     Attributes:
@@ -24,15 +41,27 @@ class FieldCause:
         message: The error body as kube-apiserver words it, without the field,
             e.g. ``Invalid value: 70000: spec.port in body should be less than or equal to
             65535``.
-        field: The field path, e.g. ``spec.ports[0].port`` (``<nil>`` for a nil path).
+        field: The field path, e.g. ``spec.ports[0].port`` (``<nil>`` for a nil path;
+            empty for a cause of no field).
     """
 
     reason: str
     message: str
-    field: str
+    field: str = ""
 
     def __str__(self) -> str:
         return f"{self.field}: {self.message}"
+
+    def to_dict(self) -> dict[str, str]:
+        """Encode as a ``metav1.StatusCause`` (empty members left out)."""
+        out: dict[str, str] = {}
+        if self.reason:
+            out["reason"] = self.reason
+        if self.message:
+            out["message"] = self.message
+        if self.field:
+            out["field"] = self.field
+        return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -64,49 +93,68 @@ def _field(path: Path) -> str:
     return _NIL_PATH if path is None else path
 
 
-def _cause(reason: str, title: str, path: Path, value: Any, detail: str) -> FieldCause:
-    body = title if value is _OMIT else f"{title}: {_go_value(value)}"
+def _cause(reason: str, title: str, path: Path, value: Any, detail: str) -> Cause:
+    body = title if value is _OMIT else f"{title}: {go_value(value)}"
     if detail:
         body = f"{body}: {detail}"
-    return FieldCause(reason, body, _field(path))
+    return Cause(reason, body, _field(path))
 
 
-def _required(path: Path, detail: str = "") -> FieldCause:
+def field_required(path: Path, detail: str = "") -> Cause:
+    """``field.Required``: ``Required value``, with ``detail`` when given."""
     return _cause("FieldValueRequired", "Required value", path, _OMIT, detail)
 
 
-def _forbidden(path: Path, detail: str) -> FieldCause:
+def field_forbidden(path: Path, detail: str) -> Cause:
+    """``field.Forbidden``: ``Forbidden: <detail>``."""
     return _cause("FieldValueForbidden", "Forbidden", path, _OMIT, detail)
 
 
-def _invalid(path: Path, value: Any, detail: str) -> FieldCause:
+def field_invalid(path: Path, value: Any, detail: str) -> Cause:
+    """``field.Invalid``: ``Invalid value: <value>: <detail>``."""
     return _cause("FieldValueInvalid", "Invalid value", path, value, detail)
 
 
-def _type_invalid(path: Path, value: Any, detail: str) -> FieldCause:
+def field_type_invalid(path: Path, value: Any, detail: str) -> Cause:
+    """``field.TypeInvalid``: ``Invalid value: <value>: <detail>``."""
     return _cause("FieldValueTypeInvalid", "Invalid value", path, value, detail)
 
 
-def _duplicate(path: Path, value: Any) -> FieldCause:
+def field_duplicate(path: Path, value: Any) -> Cause:
+    """``field.Duplicate``: ``Duplicate value: <value>``."""
     return _cause("FieldValueDuplicate", "Duplicate value", path, value, "")
 
 
-def _not_supported(path: Path, value: Any, valid: list[str]) -> FieldCause:
+def field_not_supported(path: Path, value: Any, valid: list[str]) -> Cause:
+    """``field.NotSupported``: ``Unsupported value: <value>: supported values: ...``."""
     detail = "supported values: " + ", ".join(go_quote(v) for v in valid) if valid else ""
     return _cause("FieldValueNotSupported", "Unsupported value", path, value, detail)
 
 
-def _too_long(path: Path, max_length: int) -> FieldCause:
+def field_too_long_max_length(path: Path, max_length: int) -> Cause:
+    """``field.TooLongMaxLength``: ``Too long: may not be longer than <n>``."""
     detail = f"may not be longer than {max_length}" if max_length >= 0 else "value is too long"
     return _cause("FieldValueTooLong", "Too long", path, _OMIT, detail)
 
 
-def _too_many(path: Path, actual: int, max_items: int) -> FieldCause:
+def field_too_long(path: Path, value: Any, max_length: int) -> Cause:
+    """``field.TooLong``: ``Too long: may not be more than <n> bytes`` (the value is omitted)."""
+    del value
+    if max_length < 0:
+        return _cause("FieldValueTooLong", "Too long", path, _OMIT, "value is too long")
+    unit = "byte" if max_length == 1 else "bytes"
+    detail = f"may not be more than {max_length} {unit}"
+    return _cause("FieldValueTooLong", "Too long", path, _OMIT, detail)
+
+
+def field_too_many(path: Path, actual: int, max_items: int) -> Cause:
+    """``field.TooMany``: ``Too many: <actual>: must have at most <n> items``."""
     detail = f"must have at most {max_items} items" if max_items >= 0 else "has too many items"
     return _cause("FieldValueTooMany", "Too many", path, actual if actual >= 0 else _OMIT, detail)
 
 
-def _internal(path: Path, detail: str) -> FieldCause:
+def field_internal(path: Path, detail: str) -> Cause:
+    """``field.InternalError``: ``Internal error: <detail>``."""
     return _cause("InternalError", "Internal error", path, _OMIT, detail)
 
 

@@ -35,8 +35,6 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from pyctrl.meta import BUILTIN_GROUPS
-
 __all__ = [
     "BUILTIN_ANY",
     "BUILTIN_GROUPS",
@@ -50,6 +48,37 @@ __all__ = [
     "schema_root",
     "status_reset_by_default",
 ]
+
+BUILTIN_GROUPS = frozenset(
+    {
+        "",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "apiregistration.k8s.io",
+        "apps",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "autoscaling",
+        "batch",
+        "certificates.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "events.k8s.io",
+        "extensions",
+        "flowcontrol.apiserver.k8s.io",
+        "internal.apiserver.k8s.io",
+        "networking.k8s.io",
+        "node.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "resource.k8s.io",
+        "scheduling.k8s.io",
+        "storage.k8s.io",
+        "storagemigration.k8s.io",
+    }
+)
+"""API groups served by kube-apiserver itself; every other group is custom (a CRD or an
+aggregated API), which strategic merge patch does not support."""
 
 STRUCT: Final = "struct"
 MAP: Final = "map"
@@ -417,8 +446,6 @@ _ROOTS: dict[tuple[str, str], Node] = {
     ),
 }
 _GENERIC_ROOT = _root()
-
-"""API groups kube-apiserver serves itself; every other group is a CRD or aggregated API."""
 
 
 def is_builtin_group(group: str) -> bool:
