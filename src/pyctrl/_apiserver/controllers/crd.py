@@ -173,14 +173,9 @@ def types_for(crd: dict[str, Any]) -> list[ResourceType]:
                 schema=schema if isinstance(schema, dict) else None,
                 storage_version=storage,
                 served=True,
-                has_generation=True,
-                allow_unconditional_update=False,
                 field_paths=selectable,
                 crd_name=name,
                 deprecation_warning=_deprecation_warning(spec, version),
-                preserve_unknown_fields=bool(
-                    isinstance(schema, dict) and schema.get("x-kubernetes-preserve-unknown-fields")
-                ),
             )
         )
     return out

@@ -286,44 +286,6 @@ def cronjob(obj: dict[str, Any]) -> None:
             pod_spec(template["spec"])
 
 
-def service(obj: dict[str, Any]) -> None:
-    """``SetDefaults_Service`` (cluster IP and node ports are allocated by the server)."""
-    spec = obj.setdefault("spec", {})
-    svc_type = spec.setdefault("type", "ClusterIP")
-    if not spec.get("sessionAffinity"):
-        spec["sessionAffinity"] = "None"
-    if spec["sessionAffinity"] == "None":
-        spec.pop("sessionAffinityConfig", None)
-    if spec["sessionAffinity"] == "ClientIP":
-        config = spec.get("sessionAffinityConfig")
-        client = config.get("clientIP") if isinstance(config, dict) else None
-        if not isinstance(client, dict) or client.get("timeoutSeconds") is None:
-            spec["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": 10800}}
-    for port in spec.get("ports") or []:
-        if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
-            if "targetPort" not in port or port["targetPort"] in (0, ""):
-                port["targetPort"] = port.get("port")
-    accessible = svc_type in ("NodePort", "LoadBalancer") or (
-        svc_type == "ClusterIP" and bool(spec.get("externalIPs"))
-    )
-    if accessible and not spec.get("externalTrafficPolicy"):
-        spec["externalTrafficPolicy"] = "Cluster"
-    if svc_type == "LoadBalancer":
-        spec.setdefault("allocateLoadBalancerNodePorts", True)
-        status = obj.get("status")
-        ingress = (
-            ((status or {}).get("loadBalancer") or {}).get("ingress")
-            if isinstance(status, dict)
-            else None
-        )
-        for item in ingress or ():
-            if isinstance(item, dict) and item.get("ip") and item.get("ipMode") is None:
-                item["ipMode"] = "VIP"
-    if svc_type != "ExternalName":
-        spec.setdefault("internalTrafficPolicy", "Cluster")
-
-
 def secret(obj: dict[str, Any]) -> None:
     """Secret type ``Opaque`` by default; ``stringData`` merged into ``data`` (base64)."""
     obj.setdefault("type", "Opaque")

@@ -192,7 +192,7 @@ class Writer:
             raise internal("resourceVersion should not be set on objects to be created")
         strategy.default(rt, obj)
         _reset_status_on_create(strategy, rt, obj)
-        track(rt, None, obj, opts.field_manager)
+        track(strategy, rt, None, obj, opts.field_manager)
         obj = await self._mutate(
             rt, "CREATE", obj, None, namespace=namespace, subresource="", opts=opts
         )
@@ -274,7 +274,7 @@ class Writer:
             compute,
             opts,
             subresource=subresource,
-            create_allowed=rt.allow_create_on_update and not subresource,
+            create_allowed=self.strategies.for_type(rt).allow_create_on_update and not subresource,
             decoded=True,
         )
 
@@ -298,7 +298,15 @@ class Writer:
                 rt,
                 namespace,
                 name,
-                apply_patch(rt, namespace, name, applied, opts=opts, subresource=subresource),
+                apply_patch(
+                    self.strategies.for_type(rt),
+                    rt,
+                    namespace,
+                    name,
+                    applied,
+                    opts=opts,
+                    subresource=subresource,
+                ),
                 opts,
                 subresource=subresource,
                 create_allowed=not subresource,
@@ -388,7 +396,7 @@ class Writer:
         strategy.default(rt, new)
         _reset_status_on_create(strategy, rt, new)
         if not is_apply:
-            track(rt, None, new, opts.field_manager)
+            track(strategy, rt, None, new, opts.field_manager)
         return await self._mutate(
             rt, "CREATE", new, None, namespace=namespace, subresource="", opts=opts
         )
@@ -423,7 +431,7 @@ class Writer:
             is_apply=is_apply,
             decoded=decoded,
         )
-        self._check_resource_version(rt, name, new, existing_stored)
+        self._check_resource_version(strategy, rt, name, new, existing_stored)
         before_update(strategy, rt, new, existing, subresource)
         validate(strategy, rt, new, existing)
         await self.admission.validate(
@@ -485,21 +493,25 @@ class Writer:
                 new.pop("status", None)
         strategy.default(rt, new)
         if not is_apply:
-            track(rt, existing, new, opts.field_manager, subresource=subresource)
+            track(strategy, rt, existing, new, opts.field_manager, subresource=subresource)
         return await self._mutate(
             rt, "UPDATE", new, existing, namespace=namespace, subresource=subresource, opts=opts
         )
 
     @staticmethod
     def _check_resource_version(
-        rt: ResourceType, name: str, new: dict[str, Any], existing_stored: dict[str, Any]
+        strategy: Strategy,
+        rt: ResourceType,
+        name: str,
+        new: dict[str, Any],
+        existing_stored: dict[str, Any],
     ) -> None:
         """The update's resourceVersion: the live one if unset (where allowed), else equal."""
         new_meta = meta_of(new)
         existing_rv = ro_meta(existing_stored).get("resourceVersion") or ""
         new_rv = new_meta.get("resourceVersion") or ""
         if not new_rv:
-            if not rt.allow_unconditional_update:
+            if not strategy.allow_unconditional_update:
                 raise invalid(
                     rt.group,
                     rt.plural,
@@ -562,8 +574,9 @@ class Writer:
         new = deep_copy(stored)
         if not mutate(new):
             return stored
-        track(rt, stored, new, manager, subresource=subresource)
-        return self._commit_update(self.strategies.for_type(rt), rt, stored, new, False)
+        strategy = self.strategies.for_type(rt)
+        track(strategy, rt, stored, new, manager, subresource=subresource)
+        return self._commit_update(strategy, rt, stored, new, False)
 
     async def update_scale(
         self,

@@ -8,7 +8,7 @@ subresource. While its CRD is terminating, no new object is created or updated.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pyctrl._apiextensions.pruning import apply_defaults, prune, reapply_is_noop
 from pyctrl._apiextensions.validation import validate
@@ -30,6 +30,14 @@ __all__ = ["CustomResourceStrategy", "scale_causes"]
 
 class CustomResourceStrategy(Strategy):
     """The rules of every custom resource, read from its CRD."""
+
+    has_generation = True
+    allow_unconditional_update = False
+
+    @classmethod
+    def for_store(cls, store: Store) -> Self:
+        """The strategy of the server whose store is ``store``."""
+        return cls(store)
 
     def __init__(self, store: Store) -> None:
         self._store = store

@@ -39,6 +39,9 @@ class CRDReconciler(Protocol):
 class CustomResourceDefinitionStrategy(Strategy):
     """The rules of CustomResourceDefinitions."""
 
+    has_generation = True
+    allow_unconditional_update = False
+
     def __init__(self) -> None:
         self.reconciler: CRDReconciler | None = None
         """Told of every created or updated CRD (set by the CRD controller)."""

@@ -7,17 +7,64 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.apps.workload import WorkloadStrategy
+from pyctrl._apiserver.registry.printing import (
+    AGE,
+    CONTAINERS,
+    INTEGER,
+    NAME,
+    STRING,
+    Cells,
+    Printer,
+    age,
+    containers,
+    pod_template_spec,
+    selector_text,
+)
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["DeploymentStrategy"]
 
 
+def _deployment(obj: dict[str, Any], now: datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    names, images = containers(pod_template_spec(obj))
+    return [
+        ro_meta(obj).get("name", ""),
+        f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas') or 0)}",
+        int(status.get("updatedReplicas") or 0),
+        int(status.get("availableReplicas") or 0),
+        age(ro_meta(obj).get("creationTimestamp"), now),
+        names,
+        images,
+        selector_text(spec.get("selector")),
+    ]
+
+
 class DeploymentStrategy(WorkloadStrategy):
     """The rules of Deployments."""
+
+    initial_status = {}  # noqa: RUF012 - read only, copied on use
+
+    printer = Printer(
+        (
+            NAME,
+            ("Ready", STRING, 0),
+            ("Up-to-date", INTEGER, 0),
+            ("Available", INTEGER, 0),
+            AGE,
+            *CONTAINERS,
+            ("Selector", STRING, 1),
+        ),
+        _deployment,
+    )
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Deployment``."""

@@ -7,17 +7,51 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.apps.workload import WorkloadStrategy
+from pyctrl._apiserver.registry.printing import (
+    AGE,
+    CONTAINERS,
+    NAME,
+    STRING,
+    Cells,
+    Printer,
+    age,
+    containers,
+    pod_template_spec,
+)
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["StatefulSetStrategy"]
 
 
+def _statefulset(obj: dict[str, Any], now: datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    names, images = containers(pod_template_spec(obj))
+    return [
+        ro_meta(obj).get("name", ""),
+        f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas') or 0)}",
+        age(ro_meta(obj).get("creationTimestamp"), now),
+        names,
+        images,
+    ]
+
+
 class StatefulSetStrategy(WorkloadStrategy):
     """The rules of StatefulSets."""
+
+    initial_status = {"replicas": 0, "availableReplicas": 0}  # noqa: RUF012 - read only, copied on use
+
+    printer = Printer(
+        (NAME, ("Ready", STRING, 0), AGE, *CONTAINERS),
+        _statefulset,
+    )
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_StatefulSet``."""

@@ -22,6 +22,8 @@ __all__ = ["WorkloadStrategy"]
 class WorkloadStrategy(Strategy):
     """The validation of an apps workload: selector, template, replicas, update strategy."""
 
+    has_generation = True
+
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``Validate``."""
         return _apps.validate_workload(obj, None)

@@ -8,20 +8,98 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of
+from pyctrl._apiserver.registry.printing import (
+    AGE,
+    CONTAINERS,
+    NAME,
+    STRING,
+    Cells,
+    Printer,
+    age,
+    containers,
+    get,
+    human_duration,
+    parse_time,
+    pod_template_spec,
+    selector_text,
+)
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import apps as _apps
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["JobStrategy"]
 
 
+def _job_status(obj: dict[str, Any]) -> str:
+    conditions = get(obj, "status", "conditions", default=[]) or []
+    for cond_type, text in (
+        ("Failed", "Failed"),
+        ("Complete", "Complete"),
+        ("Suspended", "Suspended"),
+        ("FailureTarget", "FailureTarget"),
+        ("SuccessCriteriaMet", "SuccessCriteriaMet"),
+    ):
+        for cond in conditions:
+            if cond.get("type") == cond_type and cond.get("status") == "True":
+                return text
+    if ro_meta(obj).get("deletionTimestamp"):
+        return "Terminating"
+    return "Running"
+
+
+def _job(obj: dict[str, Any], now: datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    names, images = containers(pod_template_spec(obj))
+    completions = spec.get("completions")
+    succeeded = int(status.get("succeeded") or 0)
+    if completions is not None:
+        done = f"{succeeded}/{completions}"
+    else:
+        parallelism = int(spec.get("parallelism") or 0)
+        done = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    start = parse_time(status.get("startTime"))
+    end = parse_time(status.get("completionTime"))
+    duration = "" if start is None else human_duration(((end or now) - start).total_seconds())
+    return [
+        ro_meta(obj).get("name", ""),
+        _job_status(obj),
+        done,
+        duration,
+        age(ro_meta(obj).get("creationTimestamp"), now),
+        names,
+        images,
+        selector_text(spec.get("selector")),
+    ]
+
+
 class JobStrategy(Strategy):
     """The rules of Jobs."""
+
+    has_generation = True
+    default_gc_policy = "Orphan"
+    initial_status = {}  # noqa: RUF012 - read only, copied on use
+
+    printer = Printer(
+        (
+            NAME,
+            ("Status", STRING, 0),
+            ("Completions", STRING, 0),
+            ("Duration", STRING, 0),
+            AGE,
+            *CONTAINERS,
+            ("Selector", STRING, 1),
+        ),
+        _job,
+    )
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Job``."""

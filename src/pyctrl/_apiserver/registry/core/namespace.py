@@ -16,12 +16,22 @@ from pyctrl._apiserver.apimachinery.errors import forbidden, not_found
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
+from pyctrl._apiserver.registry.printing import (
+    AGE,
+    NAME,
+    STRING,
+    Cells,
+    Printer,
+    age,
+    get,
+)
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import core as _core
 from pyctrl._apiserver.registry.validation.meta import meta_update
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
 
     from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions
@@ -36,8 +46,25 @@ IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 """Namespaces that may not be deleted (the NamespaceLifecycle admission plugin's)."""
 
 
+def _namespace(obj: dict[str, Any], now: datetime) -> Cells:
+    return [
+        ro_meta(obj).get("name", ""),
+        get(obj, "status", "phase", default=""),
+        age(ro_meta(obj).get("creationTimestamp"), now),
+    ]
+
+
 class NamespaceStrategy(Strategy):
     """The rules of Namespaces."""
+
+    name_rule = "label"
+    return_deleted_object = True
+    initial_status = {"phase": "Active"}  # noqa: RUF012 - read only, copied on use
+
+    printer = Printer(
+        (NAME, ("Status", STRING, 0), AGE),
+        _namespace,
+    )
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Namespace``: the phase, the finalizer and the name label."""

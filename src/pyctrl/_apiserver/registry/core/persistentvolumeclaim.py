@@ -19,6 +19,8 @@ __all__ = ["PersistentVolumeClaimStrategy"]
 class PersistentVolumeClaimStrategy(Strategy):
     """The rules of PersistentVolumeClaims."""
 
+    initial_status = {"phase": "Pending"}  # noqa: RUF012 - read only, copied on use
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_PersistentVolumeClaim``."""
         _defaults.pvc(obj)

@@ -10,11 +10,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.printing import (
+    AGE,
+    NAME,
+    STRING,
+    Cells,
+    Printer,
+    age,
+    get,
+)
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import core as _core
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions
     from pyctrl._apiserver.scheme.resources import ResourceType
@@ -22,8 +34,57 @@ if TYPE_CHECKING:
 __all__ = ["PodStrategy"]
 
 
+def _pod(obj: dict[str, Any], now: datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    total = len(spec.get("containers") or [])
+    ready = sum(1 for c in statuses if c.get("ready"))
+    restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
+    reason = status.get("reason") or status.get("phase") or ""
+    for c in statuses:
+        waiting = get(c, "state", "waiting", "reason")
+        terminated = get(c, "state", "terminated", "reason")
+        if waiting:
+            reason = waiting
+        elif terminated:
+            reason = terminated
+    if ro_meta(obj).get("deletionTimestamp"):
+        reason = "Terminating"
+    gates = spec.get("readinessGates") or []
+    return [
+        ro_meta(obj).get("name", ""),
+        f"{ready}/{total}",
+        reason,
+        str(restarts),
+        age(ro_meta(obj).get("creationTimestamp"), now),
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        f"0/{len(gates)}" if gates else "<none>",
+    ]
+
+
 class PodStrategy(Strategy):
     """The rules of Pods."""
+
+    return_deleted_object = True
+    initial_status = {"phase": "Pending"}  # noqa: RUF012 - read only, copied on use
+
+    printer = Printer(
+        (
+            NAME,
+            ("Ready", STRING, 0),
+            ("Status", STRING, 0),
+            ("Restarts", STRING, 0),
+            AGE,
+            ("IP", STRING, 1),
+            ("Node", STRING, 1),
+            ("Nominated Node", STRING, 1),
+            ("Readiness Gates", STRING, 1),
+        ),
+        _pod,
+    )
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Pod`` and the pod spec's defaults."""
@@ -41,8 +102,6 @@ class PodStrategy(Strategy):
         self, rt: ResourceType, stored: dict[str, Any], opts: DeleteOptions
     ) -> int | None:
         """The grace period of a Pod's deletion (0 for an unbound or finished Pod)."""
-        if not rt.graceful_delete:
-            return None
         spec = stored.get("spec") or {}
         if opts.grace_period is not None:
             period = max(opts.grace_period, 0) if opts.grace_period >= 0 else 1

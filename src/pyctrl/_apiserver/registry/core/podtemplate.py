@@ -19,6 +19,8 @@ __all__ = ["PodTemplateStrategy"]
 class PodTemplateStrategy(Strategy):
     """The rules of PodTemplates."""
 
+    return_deleted_object = True
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_PodTemplate``."""
         _defaults.pod_template(obj)

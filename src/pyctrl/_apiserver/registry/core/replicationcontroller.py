@@ -19,6 +19,10 @@ __all__ = ["ReplicationControllerStrategy"]
 class ReplicationControllerStrategy(Strategy):
     """The rules of ReplicationControllers."""
 
+    has_generation = True
+    default_gc_policy = "Orphan"
+    initial_status = {"replicas": 0}  # noqa: RUF012 - read only, copied on use
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_ReplicationController``."""
         _defaults.replicationcontroller(obj)

@@ -19,6 +19,8 @@ __all__ = ["NetworkPolicyStrategy"]
 class NetworkPolicyStrategy(Strategy):
     """The rules of NetworkPolicies."""
 
+    has_generation = True
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_NetworkPolicy``."""
         _defaults.network_policy(obj)
