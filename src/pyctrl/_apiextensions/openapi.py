@@ -23,7 +23,7 @@ from pyctrl._apimachinery.field import (
     field_too_many,
     field_type_invalid,
 )
-from pyctrl._apimachinery.gofmt import go_float, go_json, go_print, go_quote
+from pyctrl._apimachinery.gofmt import go_json, go_print, go_quote
 from pyctrl._apimachinery.jsonvalue import deep_equal
 
 if TYPE_CHECKING:
@@ -212,7 +212,7 @@ def _check_number(node: _Node, data: int | float, path: str) -> list[_VErr]:
     if node.multiple_of is not None:
         factor = node.multiple_of
         if factor < 0:
-            message = f"factor MultipleOf declared for {path} must be positive: {_go_num(factor)}"
+            message = f"factor MultipleOf declared for {path} must be positive: {go_print(factor)}"
             errs.append(_VErr(_E_OTHER, path, message, factor))
         elif is_int and int(factor) != 0:
             ifactor = int(factor)
@@ -223,23 +223,23 @@ def _check_number(node: _Node, data: int | float, path: str) -> list[_VErr]:
             f = float(data)
             mult = (1 / factor * f) if factor < 1 else (f / factor)
             if not _is_json_integer(mult):
-                message = _msg(path, f"should be a multiple of {_go_num(float(factor))}")
+                message = _msg(path, f"should be a multiple of {go_print(float(factor))}")
                 errs.append(_VErr(_E_OTHER, path, message, data))
     if node.minimum is not None:
         bound: int | float = int(node.minimum) if is_int else float(node.minimum)
         if (not node.excl_min and data < bound) or (node.excl_min and data <= bound):
             op = "greater than" if node.excl_min else "greater than or equal to"
-            errs.append(_VErr(_E_OTHER, path, _msg(path, f"should be {op} {_go_num(bound)}"), data))
+            errs.append(
+                _VErr(_E_OTHER, path, _msg(path, f"should be {op} {go_print(bound)}"), data)
+            )
     if node.maximum is not None:
         bound = int(node.maximum) if is_int else float(node.maximum)
         if (not node.excl_max and data > bound) or (node.excl_max and data >= bound):
             op = "less than" if node.excl_max else "less than or equal to"
-            errs.append(_VErr(_E_OTHER, path, _msg(path, f"should be {op} {_go_num(bound)}"), data))
+            errs.append(
+                _VErr(_E_OTHER, path, _msg(path, f"should be {op} {go_print(bound)}"), data)
+            )
     return errs
-
-
-def _go_num(v: int | float) -> str:
-    return go_float(v) if isinstance(v, float) else str(v)
 
 
 def _correlate_item(node: _Node, old: Any, data: list[Any], i: int) -> tuple[bool, Any]:  # noqa: PLR0911 - kube-openapi's ratcheting correlation, one case per list type

@@ -525,7 +525,8 @@ def _go_rule_struct(rule: dict[str, Any]) -> GoLiteral:
 
     return GoLiteral(
         "apiextensions.ValidationRule{"
-        f"Rule:{go_quote(_str(rule, 'rule'))}, Message:{go_quote(_str(rule, 'message'))}, "
+        f"Rule:{go_quote(_str(rule, 'rule'))}, "
+        f"Message:{go_quote(_str(rule, 'message'))}, "
         f"MessageExpression:{go_quote(_str(rule, 'messageExpression'))}, "
         f"Reason:{ptr('reason', 'apiextensions.FieldValueErrorReason')}, "
         f"FieldPath:{go_quote(_str(rule, 'fieldPath'))}, "

@@ -267,6 +267,23 @@ def go_type(value: Any) -> str:  # noqa: PLR0911 - Go's %T, one return per JSON 
     return "[]interface {}"
 
 
+def go_kind(value: Any) -> str:  # noqa: PLR0911 - Go reflect kind names, one return per JSON kind
+    """Go's ``reflect.Kind`` name of a decoded JSON value (``map``, ``slice``, ``int64``...)."""
+    if isinstance(value, dict):
+        return "map"
+    if isinstance(value, list):
+        return "slice"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    return "invalid"
+
+
 def go_json_kind(value: Any) -> str:
     """How Go's encoding/json names a JSON value's kind in an ``UnmarshalTypeError``.
 

@@ -48,7 +48,7 @@ from typing import Any, Final
 import jsonpatch
 import jsonpointer
 
-from pyctrl._apimachinery.gofmt import go_json_kind
+from pyctrl._apimachinery.gofmt import go_json_kind, go_kind, go_print
 from pyctrl._apimachinery.jsonvalue import json_equal
 from pyctrl._apimachinery.merge_keys import (
     BUILTIN_ANY,
@@ -362,44 +362,12 @@ def _smp_status(message: str) -> PatchError:
     return _internal(message)
 
 
-def _go(value: Any) -> str:
-    """Go's ``%v`` of a decoded JSON value (for error messages)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        inner = " ".join(f"{k}:{_go(value[k])}" for k in sorted(value))
-        return f"map[{inner}]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go(v) for v in value) + "]"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return str(value)
-
-
-def _go_kind(value: Any) -> str:  # noqa: PLR0911 - Go reflect kind names, one return per JSON kind
-    if isinstance(value, dict):
-        return "map"
-    if isinstance(value, list):
-        return "slice"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    return "invalid"
-
-
 def _err_no_merge_key(item: Any, key: str) -> _SMPError:
-    return _SMPError(f"map: {_go(item)} does not contain declared merge key: {key}")
+    return _SMPError(f"map: {go_print(item)} does not contain declared merge key: {key}")
 
 
 def _err_bad_patch_type(directive: Any, item: Any) -> _SMPError:
-    return _SMPError(f"unknown patch type: {_go(directive)} in map: {_go(item)}")
+    return _SMPError(f"unknown patch type: {go_print(directive)} in map: {go_print(item)}")
 
 
 def _lookup(node: Node, key: str) -> tuple[Node, str, str]:
@@ -438,7 +406,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Node) -> d
                     original[key] = value
             continue
         current = original[key]
-        if _go_kind(current) != _go_kind(patch_value):
+        if go_kind(current) != go_kind(patch_value):
             if not is_delete_list:
                 _discard_nulls(patch_value)
                 value, keep = _remove_directives(patch_value)
@@ -553,7 +521,7 @@ def _merge_set_element_order(original: dict[str, Any], patch: dict[str, Any], no
     for key in [k for k in patch if k.startswith(_SET_ELEMENT_ORDER)]:
         order = patch.pop(key)
         if not isinstance(order, list):
-            raise _SMPError(f"expected a slice, but received a {_go_kind(order)}")
+            raise _SMPError(f"expected a slice, but received a {go_kind(order)}")
         field = _extract_key(key, _SET_ELEMENT_ORDER)
         original_list = _optional_list(original, field)
         patch_list = _optional_list(patch, field)
@@ -597,7 +565,7 @@ def _optional_list(obj: dict[str, Any], key: str) -> list[Any] | None:
         return None
     value = obj[key]
     if not isinstance(value, list):
-        raise _SMPError(f"expected a slice, but received a {_go_kind(value)}")
+        raise _SMPError(f"expected a slice, but received a {go_kind(value)}")
     return value
 
 
@@ -616,14 +584,14 @@ def _validate_set_element_order(patch_list: Any, order: list[Any], merge_key: st
         s += 1
     if p < len(items) and s >= len(order):
         raise _SMPError(
-            f"the order in patch list:\n{_go(patch_list)}\n doesn't match "
-            f"{_SET_ELEMENT_ORDER} list:\n{_go(order)}"
+            f"the order in patch list:\n{go_print(patch_list)}\n doesn't match "
+            f"{_SET_ELEMENT_ORDER} list:\n{go_print(order)}"
         )
 
 
 def _is_delete_item(item: Any) -> bool:
     if not isinstance(item, dict):
-        raise _SMPError(f"expected a map, but received a {_go_kind(item)}")
+        raise _SMPError(f"expected a map, but received a {go_kind(item)}")
     return item.get(_DIRECTIVE) == _DELETE
 
 
@@ -631,9 +599,9 @@ def _merge_key_equal(left: Any, right: Any, merge_key: str) -> bool:
     if not merge_key:
         return _go_equal(left, right)
     if not isinstance(left, dict):
-        raise _SMPError(f"expected a map, but received a {_go_kind(left)}")
+        raise _SMPError(f"expected a map, but received a {go_kind(left)}")
     if not isinstance(right, dict):
-        raise _SMPError(f"expected a map, but received a {_go_kind(right)}")
+        raise _SMPError(f"expected a map, but received a {go_kind(right)}")
     if merge_key not in left:
         raise _err_no_merge_key(left, merge_key)
     if merge_key not in right:
@@ -706,14 +674,14 @@ def _slice_element_kind(*lists: list[Any]) -> str:
     kind = ""
     for items in lists:
         for item in items:
-            current = _go_kind(item)
+            current = go_kind(item)
             if not kind:
                 kind = current
                 if kind == "slice":
                     raise _SMPError(_ERR_NO_LIST_OF_LISTS)
             elif kind != current:
                 raise _SMPError(
-                    "list element types are not identical: " + _go([list(x) for x in lists])
+                    "list element types are not identical: " + go_print([list(x) for x in lists])
                 )
     if not kind:
         raise _SMPError("no elements in any of the given slices")
@@ -863,7 +831,7 @@ def _partition_maps(
     server_only: list[Any] = []
     for value in merged:
         if not isinstance(value, dict):
-            raise _SMPError(f"expected a map, but received a {_go_kind(value)}")
+            raise _SMPError(f"expected a map, but received a {go_kind(value)}")
         if merge_key not in value:
             raise _err_no_merge_key(value, merge_key)
         if _find_by_key(by, merge_key, value[merge_key]) >= 0:
@@ -893,7 +861,7 @@ def _normalize_slice_order(
     if kind == "map":
         for item in [*to_sort, *order]:
             if not isinstance(item, dict):
-                raise _SMPError(f"expected a map, but received a {_go_kind(item)}")
+                raise _SMPError(f"expected a map, but received a {go_kind(item)}")
             if merge_key not in item:
                 raise _err_no_merge_key(item, merge_key)
         to_delete = [i for i in to_sort if i.get(_DIRECTIVE) == _DELETE]

@@ -35,6 +35,7 @@ __all__ = [
     "parse_time",
     "pod_template_spec",
     "selector_text",
+    "workload_cells",
 ]
 
 Cells = list[Any]
@@ -150,6 +151,13 @@ def containers(template_spec: dict[str, Any] | None) -> tuple[str, str]:
 def pod_template_spec(obj: dict[str, Any]) -> dict[str, Any]:
     """A workload's ``spec.template.spec``."""
     return get(obj, "spec", "template", "spec", default={}) or {}
+
+
+def workload_cells(obj: dict[str, Any], now: datetime) -> Cells:
+    """A workload's last cells: its age, its pod template's containers and images, its selector."""
+    names, images = containers(pod_template_spec(obj))
+    selector = get(obj, "spec", "selector")
+    return [age(ro_meta(obj).get("creationTimestamp"), now), names, images, selector_text(selector)]
 
 
 def name_count_age(column: str, field: str) -> Printer:

@@ -18,12 +18,9 @@ from pyctrl._apiserver.registry.printing import (
     STRING,
     Cells,
     Printer,
-    age,
-    containers,
     get,
     map_selector,
-    pod_template_spec,
-    selector_text,
+    workload_cells,
 )
 
 if TYPE_CHECKING:
@@ -35,9 +32,7 @@ __all__ = ["DaemonSetStrategy"]
 
 
 def _daemonset(obj: dict[str, Any], now: datetime) -> Cells:
-    spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    names, images = containers(pod_template_spec(obj))
     node_selector = get(obj, "spec", "template", "spec", "nodeSelector")
     return [
         ro_meta(obj).get("name", ""),
@@ -47,10 +42,7 @@ def _daemonset(obj: dict[str, Any], now: datetime) -> Cells:
         int(status.get("updatedNumberScheduled") or 0),
         int(status.get("numberAvailable") or 0),
         map_selector(node_selector),
-        age(ro_meta(obj).get("creationTimestamp"), now),
-        names,
-        images,
-        selector_text(spec.get("selector")),
+        *workload_cells(obj, now),
     ]
 
 

@@ -18,10 +18,7 @@ from pyctrl._apiserver.registry.printing import (
     STRING,
     Cells,
     Printer,
-    age,
-    containers,
-    pod_template_spec,
-    selector_text,
+    workload_cells,
 )
 
 if TYPE_CHECKING:
@@ -35,16 +32,12 @@ __all__ = ["ReplicaSetStrategy"]
 def _replicaset(obj: dict[str, Any], now: datetime) -> Cells:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    names, images = containers(pod_template_spec(obj))
     return [
         ro_meta(obj).get("name", ""),
         int(spec.get("replicas") or 0),
         int(status.get("replicas") or 0),
         int(status.get("readyReplicas") or 0),
-        age(ro_meta(obj).get("creationTimestamp"), now),
-        names,
-        images,
-        selector_text(spec.get("selector")),
+        *workload_cells(obj, now),
     ]
 
 

@@ -17,9 +17,7 @@ from pyctrl._apiserver.registry.printing import (
     STRING,
     Cells,
     Printer,
-    age,
-    containers,
-    pod_template_spec,
+    workload_cells,
 )
 
 if TYPE_CHECKING:
@@ -33,13 +31,10 @@ __all__ = ["StatefulSetStrategy"]
 def _statefulset(obj: dict[str, Any], now: datetime) -> Cells:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    names, images = containers(pod_template_spec(obj))
     return [
         ro_meta(obj).get("name", ""),
         f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas') or 0)}",
-        age(ro_meta(obj).get("creationTimestamp"), now),
-        names,
-        images,
+        *workload_cells(obj, now)[:3],
     ]
 
 

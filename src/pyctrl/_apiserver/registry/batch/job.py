@@ -18,13 +18,10 @@ from pyctrl._apiserver.registry.printing import (
     STRING,
     Cells,
     Printer,
-    age,
-    containers,
     get,
     human_duration,
     parse_time,
-    pod_template_spec,
-    selector_text,
+    workload_cells,
 )
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import apps as _apps
@@ -58,7 +55,6 @@ def _job_status(obj: dict[str, Any]) -> str:
 def _job(obj: dict[str, Any], now: datetime) -> Cells:
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
-    names, images = containers(pod_template_spec(obj))
     completions = spec.get("completions")
     succeeded = int(status.get("succeeded") or 0)
     if completions is not None:
@@ -74,10 +70,7 @@ def _job(obj: dict[str, Any], now: datetime) -> Cells:
         _job_status(obj),
         done,
         duration,
-        age(ro_meta(obj).get("creationTimestamp"), now),
-        names,
-        images,
-        selector_text(spec.get("selector")),
+        *workload_cells(obj, now),
     ]
 
 
