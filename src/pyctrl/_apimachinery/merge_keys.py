@@ -46,7 +46,6 @@ __all__ = [
     "empty_object",
     "is_builtin_group",
     "schema_root",
-    "status_reset_by_default",
 ]
 
 BUILTIN_GROUPS = frozenset(
@@ -456,46 +455,6 @@ def is_builtin_group(group: str) -> bool:
 def builtin_root(group: str, kind: str) -> Node:
     """The type of a built-in kind (a generic struct with ObjectMeta if not tabled)."""
     return _ROOTS.get((group, kind), _GENERIC_ROOT)
-
-
-# Kinds whose main endpoint ignores status (it has a status subresource): kube-apiserver's
-# strategies list "status" in GetResetFields for them.
-_STATUS_SUBRESOURCE_KINDS = frozenset(
-    {
-        ("", "Pod"),
-        ("", "ReplicationController"),
-        ("", "Service"),
-        ("", "Namespace"),
-        ("", "Node"),
-        ("", "PersistentVolumeClaim"),
-        ("", "PersistentVolume"),
-        ("", "ResourceQuota"),
-        ("apps", "Deployment"),
-        ("apps", "ReplicaSet"),
-        ("apps", "DaemonSet"),
-        ("apps", "StatefulSet"),
-        ("batch", "Job"),
-        ("batch", "CronJob"),
-        ("policy", "PodDisruptionBudget"),
-        ("autoscaling", "HorizontalPodAutoscaler"),
-        ("networking.k8s.io", "Ingress"),
-        ("apiextensions.k8s.io", "CustomResourceDefinition"),
-        ("certificates.k8s.io", "CertificateSigningRequest"),
-    }
-)
-
-
-def status_reset_by_default(group: str, kind: str, schema: dict[str, Any] | None) -> bool:
-    """Whether writes to the main endpoint leave ``status`` alone by default.
-
-    Built-in kinds: those kube-apiserver serves with a status subresource. Custom
-    resources: assumed when the schema declares a ``status`` property (kubebuilder
-    enables the subresource alongside); callers that know better pass reset fields.
-    """
-    if schema is None:
-        return (group, kind) in _STATUS_SUBRESOURCE_KINDS
-    props = schema.get("properties")
-    return isinstance(props, dict) and "status" in props
 
 
 # --- empty objects --------------------------------------------------------------------------
