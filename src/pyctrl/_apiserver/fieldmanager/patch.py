@@ -49,7 +49,7 @@ import jsonpatch
 import jsonpointer
 
 from pyctrl._apimachinery.gofmt import go_json_kind, go_kind, go_print
-from pyctrl._apimachinery.jsonvalue import json_equal
+from pyctrl._apimachinery.jsonvalue import deep_equal, json_equal
 from pyctrl._apimachinery.merge_keys import (
     BUILTIN_ANY,
     Node,
@@ -597,7 +597,7 @@ def _is_delete_item(item: Any) -> bool:
 
 def _merge_key_equal(left: Any, right: Any, merge_key: str) -> bool:
     if not merge_key:
-        return _go_equal(left, right)
+        return deep_equal(left, right)
     if not isinstance(left, dict):
         raise _SMPError(f"expected a map, but received a {go_kind(left)}")
     if not isinstance(right, dict):
@@ -606,12 +606,9 @@ def _merge_key_equal(left: Any, right: Any, merge_key: str) -> bool:
         raise _err_no_merge_key(left, merge_key)
     if merge_key not in right:
         raise _err_no_merge_key(right, merge_key)
-    return _go_equal(left[merge_key], right[merge_key])
+    return deep_equal(left[merge_key], right[merge_key])
 
 
-def _go_equal(a: Any, b: Any) -> bool:
-    """Go ``==`` on decoded JSON scalars: same type and value."""
-    return type(a) is type(b) and bool(a == b)
 
 
 class _Backing:
@@ -765,7 +762,7 @@ def _find_by_key(items: list[Any], merge_key: str, value: Any) -> int:
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise _SMPError(f"value for key {index} is not a map")
-        if merge_key in item and _go_equal(item[merge_key], value):
+        if merge_key in item and deep_equal(item[merge_key], value):
             return index
     return -1
 
@@ -794,7 +791,7 @@ def _merge_slice_plain_elements(
 
 
 def _delete_from_slice(current: list[Any], to_delete: list[Any]) -> list[Any]:
-    return [v for v in current if not any(_go_equal(v, d) for d in to_delete)]
+    return [v for v in current if not any(deep_equal(v, d) for d in to_delete)]
 
 
 def _deduplicate_scalars(s: list[Any]) -> int:
@@ -804,7 +801,7 @@ def _deduplicate_scalars(s: list[Any]) -> int:
     while i < length:
         j = i + 1
         while j <= length:
-            if _go_equal(s[i], s[j]):
+            if deep_equal(s[i], s[j]):
                 s[j] = s[length]
                 length -= 1
                 j -= 1
@@ -817,7 +814,7 @@ def _partition_primitives(merged: list[Any], by: list[Any]) -> tuple[list[Any], 
     patch_items: list[Any] = []
     server_only: list[Any] = []
     for value in merged:
-        if any(_go_equal(value, b) for b in by):
+        if any(deep_equal(value, b) for b in by):
             patch_items.append(value)
         else:
             server_only.append(value)
@@ -849,7 +846,7 @@ def _index(items: list[Any], value: Any, merge_key: str, kind: str) -> int:
 
     wanted = key_of(value)
     for position, item in enumerate(items):
-        if _go_equal(key_of(item), wanted):
+        if deep_equal(key_of(item), wanted):
             return position
     return -1
 
