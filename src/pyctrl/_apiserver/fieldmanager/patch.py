@@ -609,8 +609,6 @@ def _merge_key_equal(left: Any, right: Any, merge_key: str) -> bool:
     return deep_equal(left[merge_key], right[merge_key])
 
 
-
-
 class _Backing:
     """The backing array of a Go slice, as an older, longer header still sees it.
 

@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 __all__ = ["MutatingWebhookConfigurationStrategy"]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_MutatingWebhook``."""
+    _defaults.webhook_config(obj, True)
+
+
 class MutatingWebhookConfigurationStrategy(Strategy):
     """The rules of MutatingWebhookConfigurations."""
 
@@ -26,4 +31,4 @@ class MutatingWebhookConfigurationStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_MutatingWebhookConfiguration``."""
-        _defaults.mutating_webhooks(obj)
+        set_defaults(obj)

@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 __all__ = ["ValidatingWebhookConfigurationStrategy"]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_ValidatingWebhook``."""
+    _defaults.webhook_config(obj, False)
+
+
 class ValidatingWebhookConfigurationStrategy(Strategy):
     """The rules of ValidatingWebhookConfigurations."""
 
@@ -25,4 +30,4 @@ class ValidatingWebhookConfigurationStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_ValidatingWebhookConfiguration``."""
-        _defaults.validating_webhooks(obj)
+        set_defaults(obj)

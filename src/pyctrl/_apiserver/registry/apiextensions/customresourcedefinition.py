@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl._apiextensions.crd_validation import validate_crd
-from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, set_condition
 from pyctrl._apiserver.registry.rest import Strategy
@@ -27,6 +26,23 @@ __all__ = ["CLEANUP_FINALIZER", "CRDReconciler", "CustomResourceDefinitionStrate
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 """The finalizer a deleted CRD keeps until its custom resources are gone."""
+
+
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_CustomResourceDefinition``."""
+    spec = obj.setdefault("spec", {})
+    names = spec.setdefault("names", {})
+    kind = names.get("kind")
+    if kind:
+        names.setdefault("singular", str(kind).lower())
+        names.setdefault("listKind", f"{kind}List")
+    conversion = spec.setdefault("conversion", {})
+    conversion.setdefault("strategy", "None")
+    webhook = conversion.get("webhook")
+    if isinstance(webhook, dict):
+        svc = (webhook.get("clientConfig") or {}).get("service")
+        if isinstance(svc, dict):
+            svc.setdefault("port", 443)
 
 
 class CRDReconciler(Protocol):
@@ -48,7 +64,7 @@ class CustomResourceDefinitionStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_CustomResourceDefinition``: conversion, scope, versions' defaults."""
-        _defaults.crd(obj)
+        set_defaults(obj)
 
     def reset_status_on_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """No accepted names yet; the storage version as the only stored one."""

@@ -46,6 +46,19 @@ def _daemonset(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_DaemonSet``."""
+    spec = obj.setdefault("spec", {})
+    strategy = spec.setdefault("updateStrategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        ru = strategy.setdefault("rollingUpdate", {})
+        ru.setdefault("maxUnavailable", 1)
+        ru.setdefault("maxSurge", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    _defaults.template(obj)
+
+
 class DaemonSetStrategy(WorkloadStrategy):
     """The rules of DaemonSets."""
 
@@ -74,4 +87,4 @@ class DaemonSetStrategy(WorkloadStrategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_DaemonSet``."""
-        _defaults.daemonset(obj)
+        set_defaults(obj)

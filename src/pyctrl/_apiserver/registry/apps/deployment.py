@@ -41,6 +41,21 @@ def _deployment(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_Deployment`` (apps/v1)."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    strategy = spec.setdefault("strategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        ru = strategy.setdefault("rollingUpdate", {})
+        ru.setdefault("maxUnavailable", "25%")
+        ru.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    _defaults.template(obj)
+
+
 class DeploymentStrategy(WorkloadStrategy):
     """The rules of Deployments."""
 
@@ -61,4 +76,4 @@ class DeploymentStrategy(WorkloadStrategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Deployment``."""
-        _defaults.deployment(obj)
+        set_defaults(obj)

@@ -41,6 +41,13 @@ def _replicaset(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_ReplicaSet``."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    _defaults.template(obj)
+
+
 class ReplicaSetStrategy(WorkloadStrategy):
     """The rules of ReplicaSets."""
 
@@ -61,4 +68,4 @@ class ReplicaSetStrategy(WorkloadStrategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_ReplicaSet``."""
-        _defaults.replicaset(obj)
+        set_defaults(obj)

@@ -38,6 +38,28 @@ def _statefulset(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_StatefulSet``."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    strategy = spec.setdefault("updateStrategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        strategy.setdefault("rollingUpdate", {}).setdefault("partition", 0)
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault(
+        "persistentVolumeClaimRetentionPolicy", {"whenDeleted": "Retain", "whenScaled": "Retain"}
+    )
+    for claim in spec.get("volumeClaimTemplates") or []:
+        if isinstance(claim, dict):
+            claim.setdefault("apiVersion", "v1")
+            claim.setdefault("kind", "PersistentVolumeClaim")
+            claim.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+            claim.setdefault("status", {"phase": "Pending"})
+    _defaults.template(obj)
+
+
 class StatefulSetStrategy(WorkloadStrategy):
     """The rules of StatefulSets."""
 
@@ -50,4 +72,4 @@ class StatefulSetStrategy(WorkloadStrategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_StatefulSet``."""
-        _defaults.statefulset(obj)
+        set_defaults(obj)

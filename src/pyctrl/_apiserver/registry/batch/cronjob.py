@@ -52,6 +52,20 @@ def _cronjob(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_CronJob``."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    tmpl = (spec.get("jobTemplate") or {}).get("spec")
+    if isinstance(tmpl, dict):
+        template = tmpl.get("template")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            _defaults.pod_spec(template["spec"])
+
+
 class CronJobStrategy(Strategy):
     """The rules of CronJobs."""
 
@@ -75,4 +89,4 @@ class CronJobStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_CronJob``."""
-        _defaults.cronjob(obj)
+        set_defaults(obj)

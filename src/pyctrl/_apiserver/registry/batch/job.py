@@ -74,6 +74,64 @@ def _job(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_Job`` (the generated selector is added by the job strategy)."""
+    spec = obj.setdefault("spec", {})
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    spec.setdefault("parallelism", 1)
+    if spec.get("backoffLimitPerIndex") is not None:
+        spec.setdefault("backoffLimit", 2147483647)
+    spec.setdefault("backoffLimit", 6)
+    _labels_from_template(obj)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    policy = spec.get("podFailurePolicy")
+    if isinstance(policy, dict):
+        for rule in policy.get("rules") or []:
+            for pattern in (rule or {}).get("onPodConditions") or []:
+                if isinstance(pattern, dict):
+                    pattern.setdefault("status", "True")
+    spec.setdefault(
+        "podReplacementPolicy", "Failed" if policy is not None else "TerminatingOrFailed"
+    )
+    if spec.get("manualSelector") is None:
+        spec["manualSelector"] = False
+    _defaults.template(obj)
+
+
+def _default_selector(obj: dict[str, Any], uid: str) -> None:
+    """The job strategy's generated selector and template labels (unless manualSelector)."""
+    spec = obj.setdefault("spec", {})
+    if spec.get("manualSelector"):
+        return
+    meta = obj.setdefault("metadata", {})
+    name = meta.get("name", "")
+    spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    template = spec.setdefault("template", {})
+    labels = template.setdefault("metadata", {}).setdefault("labels", {})
+    # Labels the Job took from its template are the same Go map in kube-apiserver, so they
+    # get the generated labels too; a Job read back without labels takes them all as well.
+    shared = not meta.get("labels") or meta.get("labels") == labels
+    labels.setdefault("batch.kubernetes.io/controller-uid", uid)
+    labels.setdefault("batch.kubernetes.io/job-name", name)
+    labels.setdefault("controller-uid", uid)
+    labels.setdefault("job-name", name)
+    if shared:
+        meta["labels"] = dict(labels)
+
+
+def _labels_from_template(obj: dict[str, Any]) -> None:
+    """A Job without labels takes its pod template's labels."""
+    template = (obj.get("spec") or {}).get("template")
+    template_meta = template.get("metadata") if isinstance(template, dict) else None
+    labels = template_meta.get("labels") if isinstance(template_meta, dict) else None
+    meta = obj.setdefault("metadata", {})
+    if isinstance(labels, dict) and not meta.get("labels"):
+        meta["labels"] = dict(labels)
+
+
 class JobStrategy(Strategy):
     """The rules of Jobs."""
 
@@ -96,7 +154,7 @@ class JobStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Job``."""
-        _defaults.job(obj)
+        set_defaults(obj)
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``ValidateJob``."""
@@ -104,7 +162,7 @@ class JobStrategy(Strategy):
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """The selector (and template labels) generated from the new uid."""
-        _defaults.job_selector(obj, meta_of(obj)["uid"])
+        _default_selector(obj, meta_of(obj)["uid"])
 
     def prepare_for_update(
         self, rt: ResourceType, new: dict[str, Any], existing: dict[str, Any], subresource: str

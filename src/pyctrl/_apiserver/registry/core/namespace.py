@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiserver.apimachinery.errors import forbidden, not_found
-from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
 from pyctrl._apiserver.registry.printing import (
@@ -54,6 +53,23 @@ def _namespace(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """Namespaces get the ``kubernetes`` finalizer and their ``metadata.name`` label."""
+    spec = obj.setdefault("spec", {})
+    finalizers = spec.get("finalizers") if isinstance(spec.get("finalizers"), list) else []
+    if "kubernetes" not in finalizers:
+        # The strategy's PrepareForCreate: the kubernetes finalizer is always there at first.
+        spec["finalizers"] = [*finalizers, "kubernetes"]
+    meta = obj.setdefault("metadata", {})
+    name = meta.get("name")
+    if name:
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = {}
+            meta["labels"] = labels
+        labels["kubernetes.io/metadata.name"] = name
+
+
 class NamespaceStrategy(Strategy):
     """The rules of Namespaces."""
 
@@ -68,7 +84,7 @@ class NamespaceStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Namespace``: the phase, the finalizer and the name label."""
-        _defaults.namespace(obj)
+        set_defaults(obj)
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``ValidateNamespace``."""
@@ -88,7 +104,7 @@ class NamespaceStrategy(Strategy):
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """The ``kubernetes`` finalizer, the name label and the ``Active`` phase."""
-        _defaults.namespace(obj)
+        set_defaults(obj)
 
     def prepare_for_update(
         self, rt: ResourceType, new: dict[str, Any], existing: dict[str, Any], subresource: str

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["PersistentVolumeClaimStrategy"]
+
+
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_PersistentVolumeClaim``."""
+    obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
 
 
 class PersistentVolumeClaimStrategy(Strategy):
@@ -23,4 +27,4 @@ class PersistentVolumeClaimStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_PersistentVolumeClaim``."""
-        _defaults.pvc(obj)
+        set_defaults(obj)

@@ -65,6 +65,59 @@ def _pod(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_Pod``."""
+    spec = obj.setdefault("spec", {})
+    if isinstance(spec, dict):
+        _defaults.pod_spec(spec)
+        spec.setdefault("enableServiceLinks", True)
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        spec.setdefault("priority", 0)
+        spec.setdefault(
+            "tolerations",
+            [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                },
+                {
+                    "key": "node.kubernetes.io/unreachable",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                },
+            ],
+        )
+        for c in spec.get("containers") or []:
+            res = c.get("resources")
+            if isinstance(res, dict) and res.get("limits") and not res.get("requests"):
+                res["requests"] = dict(res["limits"])
+
+
+def _initial_status(obj: dict[str, Any]) -> dict[str, Any]:
+    """The status a new pod gets (``Pending`` with its QoS class)."""
+    return {"phase": "Pending", "qosClass": _pod_qos(obj.get("spec") or {})}
+
+
+def _pod_qos(spec: dict[str, Any]) -> str:
+    requests_seen = limits_seen = False
+    guaranteed = True
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        if req or lim:
+            requests_seen = requests_seen or bool(req)
+            limits_seen = limits_seen or bool(lim)
+        for r in ("cpu", "memory"):
+            if r not in lim or (r in req and req[r] != lim[r]):
+                guaranteed = False
+    if not requests_seen and not limits_seen:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed and limits_seen else "Burstable"
+
+
 class PodStrategy(Strategy):
     """The rules of Pods."""
 
@@ -88,7 +141,7 @@ class PodStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Pod`` and the pod spec's defaults."""
-        _defaults.pod(obj)
+        set_defaults(obj)
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``ValidatePodCreate``: metadata, containers, restart policy."""
@@ -96,7 +149,7 @@ class PodStrategy(Strategy):
 
     def reset_status_on_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``Pending``, with the QoS class the spec gives."""
-        obj["status"] = _defaults.pod_initial_status(obj)
+        obj["status"] = _initial_status(obj)
 
     def check_graceful_delete(
         self, rt: ResourceType, stored: dict[str, Any], opts: DeleteOptions

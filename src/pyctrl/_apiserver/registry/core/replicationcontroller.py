@@ -16,6 +16,17 @@ if TYPE_CHECKING:
 __all__ = ["ReplicationControllerStrategy"]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_ReplicationController``: selector and labels from the template."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("replicas", 1)
+    labels = (spec.get("template") or {}).get("metadata", {}).get("labels") or {}
+    if labels:
+        spec.setdefault("selector", dict(labels))
+        obj.setdefault("metadata", {}).setdefault("labels", dict(labels))
+    _defaults.template(obj)
+
+
 class ReplicationControllerStrategy(Strategy):
     """The rules of ReplicationControllers."""
 
@@ -25,4 +36,4 @@ class ReplicationControllerStrategy(Strategy):
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_ReplicationController``."""
-        _defaults.replicationcontroller(obj)
+        set_defaults(obj)
