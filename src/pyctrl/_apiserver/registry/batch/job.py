@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apimachinery.field import Cause, field_not_supported, field_required
 from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of
@@ -24,7 +25,8 @@ from pyctrl._apiserver.registry.printing import (
     workload_cells,
 )
 from pyctrl._apiserver.registry.rest import Strategy
-from pyctrl._apiserver.registry.validation import apps as _apps
+from pyctrl._apiserver.registry.validation import meta as _meta
+from pyctrl._apiserver.registry.validation.core import containers
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -132,6 +134,22 @@ def _labels_from_template(obj: dict[str, Any]) -> None:
         meta["labels"] = dict(labels)
 
 
+def validate_job(obj: dict[str, Any]) -> list[Cause]:
+    """A subset of ``ValidateJob``: metadata, the template's containers and restart policy."""
+    causes = _meta.object_meta(obj, "subdomain", namespaced=True, kube=True)
+    template = (obj.get("spec") or {}).get("template")
+    if not isinstance(template, dict):
+        return [*causes, field_required("spec.template")]
+    tspec = template.get("spec") or {}
+    causes.extend(containers(tspec, "spec.template.spec"))
+    policy = tspec.get("restartPolicy")
+    if policy not in ("OnFailure", "Never"):
+        causes.append(
+            field_not_supported("spec.template.spec.restartPolicy", policy, ["OnFailure", "Never"])
+        )
+    return causes
+
+
 class JobStrategy(Strategy):
     """The rules of Jobs."""
 
@@ -158,7 +176,7 @@ class JobStrategy(Strategy):
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``ValidateJob``."""
-        return _apps.validate_job(obj)
+        return validate_job(obj)
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """The selector (and template labels) generated from the new uid."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apimachinery.field import Cause, field_invalid
 from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.registry.printing import (
     AGE,
@@ -18,7 +19,7 @@ from pyctrl._apiserver.registry.printing import (
     get,
 )
 from pyctrl._apiserver.registry.rest import Strategy
-from pyctrl._apiserver.registry.validation import apps as _apps
+from pyctrl._apiserver.registry.validation import meta as _meta
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -37,6 +38,17 @@ def _lease(obj: dict[str, Any], now: datetime) -> Cells:
     ]
 
 
+def validate_lease(obj: dict[str, Any]) -> list[Cause]:
+    """``ValidateLease``: metadata and a positive ``leaseDurationSeconds``."""
+    causes = _meta.object_meta(obj, "subdomain", namespaced=True, kube=True)
+    duration = (obj.get("spec") or {}).get("leaseDurationSeconds")
+    if isinstance(duration, int) and duration <= 0:
+        causes.append(
+            field_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")
+        )
+    return causes
+
+
 class LeaseStrategy(Strategy):
     """The rules of Leases."""
 
@@ -49,4 +61,4 @@ class LeaseStrategy(Strategy):
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``Validate``."""
-        return _apps.validate_lease(obj)
+        return validate_lease(obj)

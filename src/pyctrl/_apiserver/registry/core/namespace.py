@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apimachinery.field import (
+    Cause,
+    field_invalid,
+)
 from pyctrl._apiserver.apimachinery.errors import forbidden, not_found
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
@@ -25,7 +29,7 @@ from pyctrl._apiserver.registry.printing import (
     get,
 )
 from pyctrl._apiserver.registry.rest import Strategy
-from pyctrl._apiserver.registry.validation import core as _core
+from pyctrl._apiserver.registry.validation import meta as _meta
 from pyctrl._apiserver.registry.validation.meta import meta_update
 
 if TYPE_CHECKING:
@@ -70,6 +74,47 @@ def set_defaults(obj: dict[str, Any]) -> None:
         labels["kubernetes.io/metadata.name"] = name
 
 
+def validate_namespace(obj: dict[str, Any]) -> list[Cause]:
+    """``ValidateNamespace``: metadata (DNS-1123 label names) and ``spec.finalizers``."""
+    causes = _meta.object_meta(obj, "label", namespaced=False, kube=True)
+    spec = obj.get("spec")
+    for fin in (spec.get("finalizers") if isinstance(spec, dict) else None) or ():
+        causes.extend(_meta.finalizers([fin], "spec.finalizers"))
+        text = str(fin)
+        if "/" not in text and text not in _meta.STANDARD_FINALIZERS:
+            causes.append(
+                field_invalid(
+                    "spec.finalizers",
+                    text,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                )
+            )
+    return causes
+
+
+def validate_namespace_status_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+    """``ValidateNamespaceStatusUpdate``: the phase follows ``deletionTimestamp``."""
+    causes = _meta.meta_update(obj, old, kube=True)
+    status = obj.get("status")
+    phase = (status.get("phase") if isinstance(status, dict) else None) or ""
+    if not ro_meta(obj).get("deletionTimestamp"):
+        if phase != "Active":
+            causes.append(
+                field_invalid(
+                    "status.Phase", phase, "may only be 'Active' if `deletionTimestamp` is empty"
+                )
+            )
+    elif phase != "Terminating":
+        causes.append(
+            field_invalid(
+                "status.Phase",
+                phase,
+                "may only be 'Terminating' if `deletionTimestamp` is not empty",
+            )
+        )
+    return causes
+
+
 class NamespaceStrategy(Strategy):
     """The rules of Namespaces."""
 
@@ -88,7 +133,7 @@ class NamespaceStrategy(Strategy):
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``ValidateNamespace``."""
-        return _core.validate_namespace(obj)
+        return validate_namespace(obj)
 
     def validate_update(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
@@ -100,7 +145,7 @@ class NamespaceStrategy(Strategy):
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
     ) -> list[Cause] | None:
         """``ValidateNamespaceStatusUpdate``."""
-        return _core.validate_namespace_status_update(obj, old)
+        return validate_namespace_status_update(obj, old)
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """The ``kubernetes`` finalizer, the name label and the ``Active`` phase."""

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apimachinery.meta import ro_meta
+from pyctrl._apimachinery.field import (
+    Cause,
+    field_required,
+)
 from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.meta import ro_meta
 from pyctrl._apiserver.registry.printing import (
     AGE,
     NAME,
@@ -23,6 +27,7 @@ from pyctrl._apiserver.registry.printing import (
 )
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import core as _core
+from pyctrl._apiserver.registry.validation import meta as _meta
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -118,6 +123,15 @@ def _pod_qos(spec: dict[str, Any]) -> str:
     return "Guaranteed" if guaranteed and limits_seen else "Burstable"
 
 
+def validate_pod(obj: dict[str, Any]) -> list[Cause]:
+    """A subset of ``ValidatePodCreate``: metadata and the containers."""
+    causes = _meta.object_meta(obj, "subdomain", namespaced=True, kube=True)
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return [*causes, field_required("spec")]
+    return causes + _core.containers(spec, "spec")
+
+
 class PodStrategy(Strategy):
     """The rules of Pods."""
 
@@ -145,7 +159,7 @@ class PodStrategy(Strategy):
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``ValidatePodCreate``: metadata, containers, restart policy."""
-        return _core.validate_pod(obj)
+        return validate_pod(obj)
 
     def reset_status_on_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``Pending``, with the QoS class the spec gives."""
