@@ -203,6 +203,18 @@ def test_strategic_diff_sends_atomic_lists_whole() -> None:
     }
 
 
+def test_strategic_diff_merges_what_the_server_merges() -> None:
+    """The diff reads the server's merge keys: a Pod's resourceClaimStatuses merge by name."""
+    claims = [{"name": "gpu", "resourceClaimName": "a"}, {"name": "nic", "resourceClaimName": "b"}]
+    original = {**pod(), "status": {"resourceClaimStatuses": claims}}
+    modified = copy.deepcopy(original)
+    modified["status"]["resourceClaimStatuses"][1]["resourceClaimName"] = "c"
+    patch = strategic_diff(original, modified, group="", kind="Pod")
+    assert patch["status"]["resourceClaimStatuses"] == [{"name": "nic", "resourceClaimName": "c"}]
+    merged = strategic_merge_patch(original, patch, group="", version="v1", kind="Pod")
+    assert merged == modified
+
+
 WORKLOADS: list[dict[str, Any]] = [
     {
         "apiVersion": "apps/v1",
