@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
-from pyctrl._apimachinery.merge_keys import BUILTIN_GROUPS
+from pyctrl._apimachinery import merge_keys as _merge_keys
 from pyctrl._builtin_models import teach_pydantic
 
 __all__ = [
@@ -285,3 +285,8 @@ class GroupVersionResource:
 
     def __str__(self) -> str:
         return f"{self.api_version}, Resource={self.resource}"
+
+
+BUILTIN_GROUPS = _merge_keys.BUILTIN_GROUPS
+"""API groups served by kube-apiserver itself; every other group is custom (a CRD or an
+aggregated API), which strategic merge patch does not support."""
