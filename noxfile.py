@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -52,10 +53,26 @@ def _install(session: nox.Session, *specs: str, venv: Path = VENV) -> None:
             str(venv / "bin" / "python"), "-m", "pip", "uninstall", "--quiet", "-y", "pyctrl",
             external=True,
         )  # fmt: skip
+        (venv / "pyctrl-installed.txt").unlink(missing_ok=True)
+    # An editable install follows the sources by itself: pip runs again only when what it
+    # installed from changed (the dependencies, entry points and version in pyproject.toml
+    # and _version.py, or the specs). CI's sessions share the virtualenv; this saves each
+    # session after the first a resolve and an editable build.
+    stamp = venv / "pyctrl-installed.txt"
+    key = hashlib.sha256(
+        "\0".join([str(REPO), *specs]).encode()
+        + (REPO / "pyproject.toml").read_bytes()
+        + (REPO / "src/pyctrl/_version.py").read_bytes()
+    ).hexdigest()
+    done = stamp.read_text().split() if stamp.exists() else []
+    if key in done:
+        session.log(f"{' '.join(specs)}: installed in {venv} from this pyproject.toml already")
+        return
     session.run(
         str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "-e", *specs,
         external=True,
     )  # fmt: skip
+    stamp.write_text("\n".join([*done, key]) + "\n")
 
 
 def _run(session: nox.Session, program: str, *args: str, venv: Path = VENV, **env: str) -> None:
@@ -191,6 +208,8 @@ def realserver(session: nox.Session) -> None:
         *CONFORMANCE,
         "tests/envtest/test_environment_realserver.py",
         "tests/envtest/test_operator_realserver.py",
+        # A self-managed-cert conversion webhook called by the real server, through rotation:
+        "tests/envtest/test_webhooks_conversion_certs.py",
     ]
     # (The same suite runs on the embedded server in `nox -s tests`.)
     _run(session, "python", "-m", "pytest", *tests, *args, KUBEBUILDER_ASSETS=assets)
@@ -262,16 +281,18 @@ RELEASE_DIST = Path(".nox/release").resolve()
 def release(session: nox.Session) -> None:
     """Build the release's sdist and wheel, check them with twine and CHANGELOG.md.
 
-    The version is ``__version__`` in src/pyctrl/_version.py; CHANGELOG.md needs a dated
-    ``## [X.Y.Z]`` section listing changes (docs/releasing.md). The distributions are left
-    in .nox/release for ``twine upload`` (not done here).
+    The version is ``__version__`` in src/pyctrl/_version.py, the last release: CHANGELOG.md
+    needs its dated ``## [X.Y.Z]`` section, the newest, below ``## [Unreleased]`` (CI runs
+    this on every commit). ``-- --final`` when cutting a release: nothing may be left
+    under Unreleased (docs/releasing.md). The distributions are left in .nox/release for
+    ``twine upload`` (not done here).
     """
     _install(session, ".[dev]")
     shutil.rmtree(RELEASE_DIST, ignore_errors=True)
     _run(session, "python", "-m", "build", "--outdir", str(RELEASE_DIST))
     dists = sorted(str(p) for p in RELEASE_DIST.iterdir())
     _run(session, "python", "-m", "twine", "check", "--strict", *dists)
-    _run(session, "python", "-m", "tests.release", str(RELEASE_DIST))
+    _run(session, "python", "-m", "tests.release", *session.posargs, str(RELEASE_DIST))
 
 
 @nox.session(python=False)

@@ -23,6 +23,7 @@ BENCHMARKS = [
     "dependents",
     "startup",
     "listmemory",
+    "eventpath",
 ]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubernetes_asyncio.client import V1Deployment
 
@@ -11,6 +11,9 @@ from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyctrl.meta import GroupVersionKind
 from pyctrl.reconcile import Request
 from pyctrl.resource import CustomResource
+
+if TYPE_CHECKING:
+    from pyctrl.workqueue import Trigger
 
 
 class Owner(CustomResource, group="example.com", version="v1"):
@@ -27,7 +30,7 @@ class RecordingQueue:
     def __init__(self) -> None:
         self.added: list[tuple[Request, int]] = []
 
-    def add(self, item: Request, *, priority: int = 0) -> None:
+    def add(self, item: Request, *, priority: int = 0, trigger: Trigger | None = None) -> None:
         self.added.append((item, priority))
 
 

@@ -166,8 +166,7 @@ async def test_controller_starts_no_reconcile_and_cancels_in_flight_ones_on_loss
                 raise
             return Result()
 
-    ctrl = Controller("ctrl-fenced", Slow(), clock=clock)
-    ctrl.fence = fence
+    ctrl = Controller("ctrl-fenced", Slow(), clock=clock, fence=fence)
     channel = Channel()
     ctrl.watch(channel)
     async with asyncio.TaskGroup() as tg:
@@ -197,8 +196,7 @@ async def test_worker_checks_the_clock_itself_before_each_reconcile() -> None:
             started.append(request)
             return Result()
 
-    ctrl = Controller("ctrl-fenced-check", Record(), clock=clock)
-    ctrl.fence = fence
+    ctrl = Controller("ctrl-fenced-check", Record(), clock=clock, fence=fence)
     channel = Channel()
     ctrl.watch(channel)
     async with asyncio.TaskGroup() as tg:

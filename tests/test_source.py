@@ -15,7 +15,7 @@ from pyctrl.event import GenericEvent
 from pyctrl.handler import EnqueueRequestsFromMapFunc
 from pyctrl.reconcile import Request
 from pyctrl.source import Channel, dispatch
-from pyctrl.workqueue import WorkQueue
+from pyctrl.workqueue import Trigger, WorkQueue
 
 
 class Collecting:
@@ -26,7 +26,7 @@ class Collecting:
         self.expected = expected
         self.full = asyncio.Event()
 
-    def add(self, item: Request, *, priority: int = 0) -> None:
+    def add(self, item: Request, *, priority: int = 0, trigger: Trigger | None = None) -> None:
         self.items.append(item)
         if len(self.items) == self.expected:
             self.full.set()

@@ -66,13 +66,14 @@ from pyctrl.reconcile import (
     SyncReconciler,
     as_reconciler,
 )
+from pyctrl.resource import Unstructured
 from pyctrl.source import Kind, Source
 from pyctrl.workqueue import by_cluster
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from pyctrl.cache import Informer
+    from pyctrl.cache import Cache, Informer
     from pyctrl.clock import Clock
     from pyctrl.cluster import Cluster
     from pyctrl.daemon import Daemon, DaemonFunc
@@ -107,7 +108,9 @@ class _AfterOwnWrites:
 
     So that a reconcile never acts on a state older than the last one it wrote itself
     (`pyctrl.cache.CacheOptions.read_your_own_writes`). The wait is bounded; it never
-    holds up the watch, only this key's worker.
+    holds up the watch, only this key's worker. Only for a `Reconciler`: an
+    `ObjectReconciler`'s object is read with `pyctrl.cache.Cache.get`, which waits the
+    same way, so each reconcile waits once.
     """
 
     def __init__(self, manager: Manager, type_: type[Any], reconciler: Reconciler) -> None:
@@ -118,6 +121,16 @@ class _AfterOwnWrites:
             self._type, request.name, request.namespace or None
         )
         return await self._reconciler.reconcile(request)
+
+
+class _Untyped:
+    """Reads one kind's objects from the cache as `Unstructured` (its JSON, no model built)."""
+
+    def __init__(self, cache: Cache, gvk: GroupVersionKind) -> None:
+        self._cache, self._gvk = cache, gvk
+
+    async def get(self, type_: type[T], name: str, namespace: str | None = None) -> T:
+        return await self._cache.get(type_, name, namespace, gvk=self._gvk)
 
 
 class _WhileEngaged:
@@ -394,8 +407,18 @@ class Builder(Generic[T]):
                 watch.predicates = (*watch.predicates, owner_filter)
         return self.manager.cache.get_informer(self._for.type_)
 
-    def _pausable(self, watch: _Watch, name: str, reconciler: Reconciler) -> Reconciler:
-        """Skip paused objects: drop their events, and check before each reconcile."""
+    def _pausable(
+        self,
+        watch: _Watch,
+        name: str,
+        reconciler: Reconciler | ObjectReconciler[Any],
+        *,
+        hand_object: bool = False,
+    ) -> Reconciler:
+        """Skip paused objects: drop their events, and check before each reconcile.
+
+        An `ObjectReconciler` is handed the object the check read: one read per reconcile.
+        """
         assert watch.type_ is not None
         assert self._paused is not None
         watch.predicates = (*watch.predicates, NotPaused(self._paused))
@@ -403,7 +426,13 @@ class Builder(Generic[T]):
         def record(obj: Any, reason: str, message: str) -> None:
             self.manager.get_event_recorder_for(name).event(obj, "Normal", reason, message)
 
-        return SkipPaused(self.manager.cache, watch.type_, reconciler, record, self._paused)
+        if hand_object:
+            return SkipPaused(
+                self.manager.cache, watch.type_, reconciler, record, self._paused, hand_object=True
+            )
+        # A Reconciler reads its object itself: the check reads only the JSON, untyped.
+        untyped = _Untyped(self.manager.cache, self.manager.scheme.gvk_for(watch.type_))
+        return SkipPaused(untyped, Unstructured, reconciler, record, self._paused)
 
     def _source(self, watch: _Watch) -> Source:
         if watch.source is not None:
@@ -423,40 +452,47 @@ class Builder(Generic[T]):
         self,
         reconciler: Reconciler | SyncReconciler | ObjectReconciler[T] | SyncObjectReconciler[T],
         *,
+        name: str,
         engaged: bool,
     ) -> Reconciler:
         """The `Reconciler` the controller calls.
 
         Object reconcilers read their object first (from the request's cluster when
-        ``engaged``); blocking code is offloaded.
+        ``engaged``); blocking code is offloaded; paused objects are skipped. Each
+        reconcile reads its object (and waits for the client's own writes of it) once.
         """
+        for_type = self._for.type_ if self._for is not None else None
+        # Pausing reads the local cache: a multi-cluster controller's objects are elsewhere.
+        pausable = self._for is not None and for_type is not None and bool(self._paused)
+        pausable = pausable and not engaged
         adapted: Reconciler
-        typed = isinstance(reconciler, ObjectReconciler)
-        if typed and not isinstance(reconciler, Reconciler):
-            if self._for is None or self._for.type_ is None:
+        if isinstance(reconciler, ObjectReconciler) and not isinstance(reconciler, Reconciler):
+            if self._for is None or for_type is None:
                 raise ValueError("an ObjectReconciler needs for_() to know which object to read")
             handed: Any = reconciler
             if not _executor.is_async(handed.reconcile_object):
                 handed = _executor.Offloaded(handed)
             if engaged:
-                adapted = _InRequestsCluster(self.manager, self._for.type_, handed)
+                adapted = _InRequestsCluster(self.manager, for_type, handed)
+            elif pausable:
+                adapted = self._pausable(self._for, name, handed, hand_object=True)
             else:
-                adapted = as_reconciler(self.manager.cache, self._for.type_, handed)
-        elif not isinstance(reconciler, Reconciler):
-            raise TypeError(
-                f"{type(reconciler).__name__} has neither reconcile(request) "
-                "nor reconcile_object(obj)"
-            )
-        elif not _executor.is_async(reconciler.reconcile):
-            adapted = cast("Reconciler", _executor.Offloaded(reconciler))
+                adapted = as_reconciler(self.manager.cache, for_type, handed)
+            # Its read of the object waits for the client's own writes already.
         else:
+            if not isinstance(reconciler, Reconciler):
+                raise TypeError(
+                    f"{type(reconciler).__name__} has neither reconcile(request) "
+                    "nor reconcile_object(obj)"
+                )
             adapted = reconciler
-        if (
-            self._for is not None
-            and self._for.type_ is not None
-            and self.manager.cache.options.read_your_own_writes
-        ):
-            adapted = _AfterOwnWrites(self.manager, self._for.type_, adapted)
+            if not _executor.is_async(reconciler.reconcile):
+                adapted = cast("Reconciler", _executor.Offloaded(reconciler))
+            if pausable:
+                assert self._for is not None
+                adapted = self._pausable(self._for, name, adapted)  # its read waits
+            elif for_type is not None and self.manager.cache.options.read_your_own_writes:
+                adapted = _AfterOwnWrites(self.manager, for_type, adapted)
         if engaged:
             adapted = _WhileEngaged(self.manager, adapted)
         return adapted
@@ -477,15 +513,12 @@ class Builder(Generic[T]):
             kind = self.manager.scheme.gvk_for(self._for.type_).kind
         name = self._name or kind.lower()
         local, engaged = self._clusters
-        adapted = self._adapt(reconciler, engaged=engaged)
         if engaged and self.manager.shards is not None:
             raise ValueError(
                 f"controller {name!r}: multicluster() controllers cannot be sharded yet; "
                 "sharding splits the local cluster's objects only"
             )
-        # Pausing reads the local cache: a multi-cluster controller's objects are elsewhere.
-        if self._for is not None and self._for.type_ is not None and self._paused and not engaged:
-            adapted = self._pausable(self._for, name, adapted)
+        adapted = self._adapt(reconciler, name=name, engaged=engaged)
         informer = self._shard()
         options = self._options
         if engaged and (options is None or options.fairness_key is None):
@@ -493,11 +526,24 @@ class Builder(Generic[T]):
         if informer is not None:
             # Sharded controllers are active on every replica, not only on a leader.
             options = replace(options or Options(), need_leader_election=False)
-        controller = Controller(name, adapted, options=options, kind=kind)
-        if self._for is not None and self._for.type_ is not None:
-            controller.notify = _notifier(self.manager, self._for.type_, name)
-        if informer is not None and self.manager.shards is not None:
-            controller.gate = self.manager.shards.gate_for(informer, controller.queue)
+        leader_only = (options or Options()).need_leader_election
+        controller = Controller(
+            name,
+            adapted,
+            options=options,
+            kind=kind,
+            gate=(
+                self.manager.shards.gate_for(informer)
+                if informer is not None and self.manager.shards is not None
+                else None
+            ),
+            fence=self.manager.fence if leader_only else None,
+            notify=(
+                _notifier(self.manager, self._for.type_, name)
+                if self._for is not None and self._for.type_ is not None
+                else None
+            ),
+        )
         watches = [*([self._for] if self._for else []), *self._watches]
         for watch in watches:
             if local or watch.source is not None:

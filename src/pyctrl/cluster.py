@@ -45,7 +45,7 @@ from pyctrl.errors import ClusterNotFoundError
 from pyctrl.log import get_logger
 from pyctrl.recorder import EventRecorder
 from pyctrl.scheme import Scheme, default_scheme
-from pyctrl.workqueue import Trigger
+from pyctrl.workqueue import Trigger, event_trigger
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -245,6 +245,8 @@ class _ClusterQueue:
         self.records_triggers: bool = getattr(queue, "records_triggers", False)
 
     def _trigger(self, trigger: Trigger | None) -> Trigger | None:
+        if trigger is None and self.records_triggers:
+            trigger = event_trigger.get()  # what the underlying queue would record
         if trigger is None:
             return None
         return Trigger(
@@ -256,7 +258,7 @@ class _ClusterQueue:
         )
 
     def add(self, item: Request, *, priority: int = 0, trigger: Trigger | None = None) -> None:
-        self._queue.add(  # type: ignore[call-arg]
+        self._queue.add(
             item.in_cluster(self._cluster), priority=priority, trigger=self._trigger(trigger)
         )
 

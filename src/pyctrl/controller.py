@@ -216,7 +216,9 @@ class ReconcileGate(Protocol):
 
     The controller asks `admits` before each reconcile; a key not admitted is forgotten
     (another replica reconciles it). The reconcile runs inside `fence`, which may cancel it
-    (raising) when the right to reconcile the key ends meanwhile.
+    (raising) when the right to reconcile the key ends meanwhile. A gate that queues keys
+    itself is also a `pyctrl.source.Source` (a `pyctrl.shardelection.ShardGate` queues the
+    keys of slots that arrive): the controller starts it with its sources.
     """
 
     def admits(self, request: Request) -> bool:
@@ -247,6 +249,13 @@ class Controller:
         kind: The kind reconciled, for the log context.
         clock: Time source for the queue (tests pass a FakeClock).
         gate: Decides which keys this replica reconciles (sharding); None for all.
+        fence: The manager's `pyctrl.leaderelection.LeaseFence` (``manager.fence``) for a
+            controller that runs while the manager leads: once its term ends, no
+            reconcile starts and in-flight ones are cancelled. A manager with leader
+            election refuses a leader-only controller without it.
+        notify: Records an event on a request's object (``notify(request, reason,
+            message)``), to report a key dropped after its retry budget; the builder
+            gives one that records on the ``for_`` object.
     """
 
     def __init__(
@@ -258,10 +267,16 @@ class Controller:
         kind: str = "",
         clock: Clock | None = None,
         gate: ReconcileGate | None = None,
+        fence: LeaseFence | None = None,
+        notify: Notify | None = None,
     ) -> None:
         self.name = name
         self.gate = gate
         """Admits keys (sharded controllers); None admits every key."""
+        self.fence = fence
+        """Under leader election, the manager's fence (see the ``fence`` argument)."""
+        self.notify = notify
+        """Records an event on a request's object (see the ``notify`` argument)."""
         self.options = options or Options()
         self.pool = _executor.Pool(name, self.options.max_concurrent_reconciles)
         """Runs a plain ``def reconcile`` (`pyctrl.blocking`): one thread per worker."""
@@ -289,12 +304,6 @@ class Controller:
         """What the sources add to: the queue, or its debouncing front (`Options.debounce`)."""
         self.graceful_shutdown_timeout = self.options.graceful_shutdown_timeout
         """Seconds in-flight reconciles get on stop (the manager caps it at its own)."""
-        self.fence: LeaseFence | None = None
-        """Set by the manager under leader election: once its term ends, no reconcile
-        starts and in-flight ones are cancelled (see `pyctrl.leaderelection.LeaseFence`)."""
-        self.notify: Notify | None = None
-        """Records an event on a request's object (``notify(request, reason, message)``);
-        the builder sets it, to report a key dropped after its retry budget."""
         self._sources: list[Source] = []
         self._state = _State()
         self._metrics = metrics.ReconcileMetrics(name, self.options.max_concurrent_reconciles)
@@ -342,6 +351,9 @@ class Controller:
                 group.create_task(s.start(self.intake), name=f"{self.name}-source")
                 for s in self._sources
             ]
+            gate: object = self.gate
+            if isinstance(gate, Source):  # a gate that queues keys itself (ShardGate)
+                sources.append(group.create_task(gate.start(self.intake), name=f"{self.name}-gate"))
             workers: list[asyncio.Task[None]] = []
             unfence: Callable[[], None] = _nothing
             try:

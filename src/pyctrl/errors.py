@@ -34,6 +34,7 @@ Modules add their own errors under `PyctrlError`, next to the code that raises t
 ``pyctrl.client.NoKindMatchError`` and ``PatchError``,
 ``pyctrl.leaderelection.LeaderElectionLostError``,
 ``pyctrl.controllerutil.AlreadyOwnedError``, ``pyctrl.webhook.InvalidObjectError``,
+``pyctrl.policy.PolicyError``,
 ``pyctrl.envtest.EnvtestError`` (with ``CRDInstallError``, ``ControlPlaneError`` and
 ``BinariesNotFoundError``).
 

@@ -13,6 +13,13 @@ mirror controller-runtime's ``pkg/handler``:
   "reconcile every MySrv that mounts this ConfigMap";
 - `Funcs`: plain functions per event kind.
 
+The ready-made handlers (but the map function's) read only the events' metadata
+(``event.meta``), so an event from the cache is never decoded for them.
+
+Each add may name its `pyctrl.workqueue.Trigger` (why the key is queued); an add that
+names none records the trigger of the event being handled (`pyctrl.source.dispatch`), so
+a handler of your own need not pass one.
+
 Initial-list creates and resync updates (equal resourceVersions) are queued at
 `LOW_PRIORITY`, so that a restart with thousands of existing objects does not starve
 new work, as controller-runtime's priority queue does. The ready-made handlers take a
@@ -30,12 +37,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pyctrl import _executor
 from pyctrl.meta import GroupVersionKind
 from pyctrl.reconcile import Request
-from pyctrl.resource import CustomResource, accessor
+from pyctrl.resource import CustomResource, ObjectAccessor, accessor
 from pyctrl.scheme import default_scheme
 from pyctrl.workqueue import LOW_PRIORITY
 
 if TYPE_CHECKING:
     from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+    from pyctrl.workqueue import Trigger
 
 __all__ = [
     "LOW_PRIORITY",
@@ -68,10 +76,14 @@ _CLUSTER_SCOPED_KINDS = frozenset(
 
 
 class Queue(Protocol):
-    """What a handler needs of a queue: adding a request at a priority."""
+    """What a handler needs of a queue: adding a request at a priority, with its trigger."""
 
-    def add(self, item: Request, *, priority: int = 0) -> None:
-        """Queue ``item`` (at most once) at ``priority``; higher runs first."""
+    def add(self, item: Request, *, priority: int = 0, trigger: Trigger | None = None) -> None:
+        """Queue ``item`` (at most once) at ``priority``; higher runs first.
+
+        ``trigger`` says why (kept if the queue records triggers); None: the trigger of
+        the event being handled, if any (`pyctrl.workqueue.event_trigger`).
+        """
         ...
 
 
@@ -96,8 +108,7 @@ class EventHandler(Protocol):
         ...
 
 
-def _request_for(obj: Any) -> Request:
-    meta = accessor(obj)
+def _request_for(meta: ObjectAccessor) -> Request:
     return Request(meta.namespace, meta.name)
 
 
@@ -106,7 +117,7 @@ def _create_priority(event: CreateEvent[Any], priority: int = 0) -> int:
 
 
 def _update_priority(event: UpdateEvent[Any], priority: int = 0) -> int:
-    old, new = accessor(event.object_old), accessor(event.object_new)
+    old, new = event.meta_old, event.meta_new
     return LOW_PRIORITY if old.resource_version == new.resource_version else priority
 
 
@@ -131,19 +142,19 @@ class EnqueueRequestForObject:
 
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue the created object."""
-        queue.add(_request_for(event.object), priority=_create_priority(event, self._priority))
+        queue.add(_request_for(event.meta), priority=_create_priority(event, self._priority))
 
     async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
         """Enqueue the updated object."""
-        queue.add(_request_for(event.object_new), priority=_update_priority(event, self._priority))
+        queue.add(_request_for(event.meta_new), priority=_update_priority(event, self._priority))
 
     async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
         """Enqueue the deleted object."""
-        queue.add(_request_for(event.object), priority=self._priority)
+        queue.add(_request_for(event.meta), priority=self._priority)
 
     async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
         """Enqueue the object."""
-        queue.add(_request_for(event.object), priority=self._priority)
+        queue.add(_request_for(event.meta), priority=self._priority)
 
 
 class EnqueueRequestForOwner:
@@ -183,8 +194,7 @@ class EnqueueRequestForOwner:
         self._only_controller = only_controller
         self._namespaced = namespaced
 
-    def _owners(self, obj: Any) -> list[Request]:
-        meta = accessor(obj)
+    def _owners(self, meta: ObjectAccessor) -> list[Request]:
         namespace = meta.namespace if self._namespaced else ""
         return [
             Request(namespace, ref.name)
@@ -196,25 +206,23 @@ class EnqueueRequestForOwner:
 
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of the created object."""
-        for request in self._owners(event.object):
+        for request in self._owners(event.meta):
             queue.add(request, priority=_create_priority(event, self._priority))
 
     async def update(self, event: UpdateEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of both the old and the new object."""
         priority = _update_priority(event, self._priority)
-        for request in dict.fromkeys(
-            self._owners(event.object_old) + self._owners(event.object_new)
-        ):
+        for request in dict.fromkeys(self._owners(event.meta_old) + self._owners(event.meta_new)):
             queue.add(request, priority=priority)
 
     async def delete(self, event: DeleteEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of the deleted object."""
-        for request in self._owners(event.object):
+        for request in self._owners(event.meta):
             queue.add(request, priority=self._priority)
 
     async def generic(self, event: GenericEvent[Any], queue: Queue) -> None:
         """Enqueue the owners of the object."""
-        for request in self._owners(event.object):
+        for request in self._owners(event.meta):
             queue.add(request, priority=self._priority)
 
 
@@ -326,7 +334,7 @@ class EnqueueRequestsForAll:
     async def _all(self, queue: Queue) -> None:
         listed = await self._cache.list(self._type)
         for obj in listed.items:
-            queue.add(_request_for(obj), priority=self._priority)
+            queue.add(_request_for(accessor(obj)), priority=self._priority)
 
     async def create(self, event: CreateEvent[Any], queue: Queue) -> None:
         """Enqueue every object."""

@@ -356,6 +356,10 @@ class Manager:
 
         Runnables whose ``need_leader_election`` is True (controllers, by default) run only
         while this manager leads.
+
+        Raises:
+            ValueError: a controller of the same name was added already, or, under leader
+                election, a leader-only controller was built without ``fence=manager.fence``.
         """
         if self._running:
             raise RuntimeError("runnables must be added before the manager starts")
@@ -364,6 +368,16 @@ class Manager:
                 raise ValueError(
                     f"a controller named {runnable.name!r} already exists: "
                     "give each controller a unique name"
+                )
+            if (
+                runnable.need_leader_election
+                and self.fence is not None
+                and runnable.fence is not self.fence
+            ):
+                raise ValueError(
+                    f"controller {runnable.name!r} runs while this manager leads but was "
+                    "built without its fence: pass Controller(..., fence=manager.fence), "
+                    "so that its reconciles stop when the Lease's term ends"
                 )
             self._controller_names.add(runnable.name)
         if getattr(runnable, "need_leader_election", False):
@@ -551,7 +565,6 @@ class Manager:
                     runnable.graceful_shutdown_timeout = min(
                         runnable.graceful_shutdown_timeout, self.options.graceful_shutdown_timeout
                     )
-                    runnable.fence = self.fence
                 leaders.create_task(runnable.start(), name=_name(runnable))
             self._elected.set()
             self._started.set()

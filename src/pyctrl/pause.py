@@ -24,17 +24,17 @@ Only the value ``"true"`` (in any case) pauses; other values are ignored. Daemon
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pyctrl.errors import NotFoundError
 from pyctrl.log import get_logger
-from pyctrl.resource import accessor
+from pyctrl.resource import ObjectAccessor, accessor
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
-    from pyctrl.reconcile import ObjectReader, Reconciler, Request, Result
+    from pyctrl.reconcile import ObjectReader, ObjectReconciler, Reconciler, Request, Result
 
 __all__ = ["PAUSED_ANNOTATION", "NotPaused", "SkipPaused", "is_paused"]
 
@@ -48,7 +48,11 @@ def is_paused(obj: Any, annotation: str = PAUSED_ANNOTATION) -> bool:
     """Whether ``obj`` carries ``annotation: "true"`` (any case)."""
     if obj is None:
         return False
-    value = (accessor(obj).annotations or {}).get(annotation)
+    return _pauses(accessor(obj), annotation)
+
+
+def _pauses(meta: ObjectAccessor, annotation: str) -> bool:
+    value = (meta.annotations or {}).get(annotation)
     return isinstance(value, str) and value.lower() == "true"
 
 
@@ -70,8 +74,7 @@ class NotPaused:
     def update(self, event: UpdateEvent[Any]) -> bool:
         """Pass unless the object was paused before and still is."""
         return not (
-            is_paused(event.object_old, self.annotation)
-            and is_paused(event.object_new, self.annotation)
+            _pauses(event.meta_old, self.annotation) and _pauses(event.meta_new, self.annotation)
         )
 
     def delete(self, event: DeleteEvent[Any]) -> bool:
@@ -92,21 +95,28 @@ class SkipPaused:
     Args:
         reader: Reads the request's object (the manager's cache).
         type_: The reconciled type.
-        reconciler: The wrapped reconciler.
+        reconciler: The wrapped reconciler: a `pyctrl.reconcile.Reconciler`, or with
+            ``hand_object`` an `pyctrl.reconcile.ObjectReconciler`.
         record: ``record(obj, reason, message)`` records a Normal event on the object.
         annotation: The pausing annotation.
+        hand_object: Hand the object read for the check to ``reconcile_object`` (and skip
+            a request whose object is gone), so that each reconcile reads it once: what the
+            builder does for an ObjectReconciler.
     """
 
     def __init__(
         self,
         reader: ObjectReader,
         type_: type[Any],
-        reconciler: Reconciler,
+        reconciler: Reconciler | ObjectReconciler[Any],
         record: Callable[[Any, str, str], None],
         annotation: str = PAUSED_ANNOTATION,
+        *,
+        hand_object: bool = False,
     ) -> None:
         self._reader, self._type, self._reconciler = reader, type_, reconciler
         self._record, self.annotation = record, annotation
+        self._hand_object = hand_object
 
     async def reconcile(self, request: Request) -> Result | None:
         """Skip a paused object; reconcile any other (a gone one included)."""
@@ -123,7 +133,11 @@ class SkipPaused:
                 "remove it to resume",
             )
             return None
-        return await self._reconciler.reconcile(request)
+        if self._hand_object:
+            if obj is None:
+                return None  # gone: nothing to reconcile (as `pyctrl.reconcile.as_reconciler`)
+            return await cast("ObjectReconciler[Any]", self._reconciler).reconcile_object(obj)
+        return await cast("Reconciler", self._reconciler).reconcile(request)
 
     def __repr__(self) -> str:
         return f"SkipPaused({self._reconciler!r})"

@@ -20,6 +20,10 @@ Field paths are dotted wire names (``spec.replicas``, ``metadata.labels.app``,
 ``spec.containers.0.image``) and work alike on typed, unstructured and
 kubernetes-asyncio objects; `field_value` reads one.
 Combine with `and_`, `or_` and `not_`; adapt plain functions with `Funcs`.
+
+The metadata predicates read ``event.meta`` (``meta_old``, ``meta_new``), so an event
+from the cache is not decoded into a typed object for them; the field predicates read the
+object. A predicate of your own that only looks at metadata does well to do the same.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from pyctrl.labels import Selector, from_label_selector, parse
-from pyctrl.resource import Unstructured, accessor
+from pyctrl.resource import ObjectAccessor, Unstructured
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -133,7 +137,7 @@ class GenerationChanged(_UpdateFilter):
 
     def update(self, event: UpdateEvent[Any]) -> bool:
         """True if the generation differs between old and new."""
-        return accessor(event.object_old).generation != accessor(event.object_new).generation
+        return event.meta_old.generation != event.meta_new.generation
 
 
 class ResourceVersionChanged(_UpdateFilter):
@@ -143,8 +147,7 @@ class ResourceVersionChanged(_UpdateFilter):
 
     def update(self, event: UpdateEvent[Any]) -> bool:
         """True if the resourceVersion differs between old and new."""
-        old, new = accessor(event.object_old), accessor(event.object_new)
-        return old.resource_version != new.resource_version
+        return event.meta_old.resource_version != event.meta_new.resource_version
 
 
 class LabelChanged(_UpdateFilter):
@@ -154,7 +157,7 @@ class LabelChanged(_UpdateFilter):
 
     def update(self, event: UpdateEvent[Any]) -> bool:
         """True if the label maps differ."""
-        return accessor(event.object_old).labels != accessor(event.object_new).labels
+        return event.meta_old.labels != event.meta_new.labels
 
 
 class AnnotationChanged(_UpdateFilter):
@@ -164,28 +167,27 @@ class AnnotationChanged(_UpdateFilter):
 
     def update(self, event: UpdateEvent[Any]) -> bool:
         """True if the annotation maps differ."""
-        old, new = accessor(event.object_old), accessor(event.object_new)
-        return old.annotations != new.annotations
+        return event.meta_old.annotations != event.meta_new.annotations
 
 
 @dataclass(frozen=True, slots=True)
 class _Selected:
     selector: Selector
 
-    def _matches(self, obj: Any) -> bool:
-        return self.selector.matches(accessor(obj).labels)
+    def _matches(self, meta: ObjectAccessor) -> bool:
+        return self.selector.matches(meta.labels)
 
     def create(self, event: CreateEvent[Any]) -> bool:
-        return self._matches(event.object)
+        return self._matches(event.meta)
 
     def update(self, event: UpdateEvent[Any]) -> bool:
-        return self._matches(event.object_new)
+        return self._matches(event.meta_new)
 
     def delete(self, event: DeleteEvent[Any]) -> bool:
-        return self._matches(event.object)
+        return self._matches(event.meta)
 
     def generic(self, event: GenericEvent[Any]) -> bool:
-        return self._matches(event.object)
+        return self._matches(event.meta)
 
 
 def label_selector(selector: str | Mapping[str, Any] | Selector) -> Predicate:

@@ -83,8 +83,9 @@ if TYPE_CHECKING:
     from pyctrl.cache import Informer
     from pyctrl.client import RESTClient
     from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+    from pyctrl.handler import Queue
     from pyctrl.reconcile import Request
-    from pyctrl.workqueue import WorkQueue
+    from pyctrl.resource import ObjectAccessor
 
 __all__ = [
     "RING_LABEL",
@@ -396,11 +397,12 @@ class SlotElector:
         """A predicate for owned objects: passes if their controller owner is in a held slot."""
         return OwnerFilter(self.assignment)
 
-    def gate_for(
-        self, informer: Informer[Any], queue: WorkQueue[Request] | None = None
-    ) -> ShardGate:
-        """The gate of a controller reconciling ``informer``'s (sharded) type into ``queue``."""
-        return ShardGate(self, informer, queue)
+    def gate_for(self, informer: Informer[Any]) -> ShardGate:
+        """The gate of a controller reconciling ``informer``'s (sharded) type.
+
+        Give it to the controller (``Controller(..., gate=...)``), which starts it.
+        """
+        return ShardGate(self, informer)
 
     # running -------------------------------------------------------------------------------
 
@@ -651,26 +653,44 @@ class ShardGate:
     """Admits a sharded controller's keys only while their object's slot is held.
 
     The controller asks `admits` before each reconcile (a key of a slot it does not hold is
-    forgotten: its holder reconciles it), and runs the reconcile inside `fence`. When a
-    slot arrives (or comes back after a lapse), the gate queues every cached object of
-    that slot, so keys skipped meanwhile are not lost; objects not cached yet arrive with
-    the informer's re-list.
+    forgotten: its holder reconciles it), and runs the reconcile inside `fence`. It is also
+    a `pyctrl.source.Source`, which the controller starts with its sources: when a slot
+    arrives (or comes back after a lapse), the gate queues every cached object of that
+    slot, so keys skipped meanwhile are not lost; objects not cached yet arrive with the
+    informer's re-list.
 
     Args:
         elector: The replica's slot elector.
         informer: The informer of the controller's (sharded) type, to find a key's uid.
-        queue: The controller's queue, for the objects of slots that arrive.
     """
 
-    def __init__(
-        self, elector: SlotElector, informer: Informer[Any], queue: WorkQueue[Request] | None = None
-    ) -> None:
+    def __init__(self, elector: SlotElector, informer: Informer[Any]) -> None:
         self._elector = elector
         self._informer = informer
-        self._queue = queue
+        self._queue: Queue | None = None
         self._held = elector.assignment.held()
-        if queue is not None:
-            elector.assignment.add_listener(self._changed)
+        self._lapsed: set[Request] = set()
+        self._lapse = asyncio.Event()
+
+    async def start(self, queue: Queue) -> None:
+        """Queue the keys of slots that arrive, and of lapsed ones, until cancelled."""
+        if self._queue is not None:
+            raise RuntimeError("a ShardGate gates one controller: it was already started")
+        self._queue = queue
+        self._held = self._elector.assignment.held()
+        remove = self._elector.assignment.add_listener(self._changed)
+        try:
+            while True:
+                await self._lapse.wait()
+                # Looked at again a retry period later, when the renewal may have gone through.
+                await self._elector.clock.sleep(self._elector.options.retry_period)
+                self._lapse.clear()
+                lapsed, self._lapsed = self._lapsed, set()
+                for request in lapsed:
+                    queue.add(request)
+        finally:
+            remove()
+            self._queue = None
 
     def _changed(self) -> None:
         held = self._elector.assignment.held()
@@ -703,7 +723,8 @@ class ShardGate:
         if self._elector.assignment.owns_slot(slot):
             return True
         if self._queue is not None and self._elector.lapsed(slot):
-            self._queue.add_after(request, self._elector.options.retry_period)
+            self._lapsed.add(request)
+            self._lapse.set()
         return False
 
     @contextlib.asynccontextmanager
@@ -726,8 +747,7 @@ class OwnerFilter:
     def __init__(self, assignment: SlotAssignment) -> None:
         self._assignment = assignment
 
-    def _passes(self, obj: Any) -> bool:
-        meta = accessor(obj)
+    def _passes(self, meta: ObjectAccessor) -> bool:
         for ref in meta.owner_references:
             if not ref.controller:
                 continue
@@ -738,16 +758,16 @@ class OwnerFilter:
 
     def create(self, event: CreateEvent[Any]) -> bool:
         """Pass if the owner is in a held slot."""
-        return self._passes(event.object)
+        return self._passes(event.meta)
 
     def update(self, event: UpdateEvent[Any]) -> bool:
         """Pass if the (new or old) owner is in a held slot."""
-        return self._passes(event.object_new) or self._passes(event.object_old)
+        return self._passes(event.meta_new) or self._passes(event.meta_old)
 
     def delete(self, event: DeleteEvent[Any]) -> bool:
         """Pass if the owner is in a held slot."""
-        return self._passes(event.object)
+        return self._passes(event.meta)
 
     def generic(self, event: GenericEvent[Any]) -> bool:
         """Pass if the owner is in a held slot."""
-        return self._passes(event.object)
+        return self._passes(event.meta)

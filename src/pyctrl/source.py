@@ -22,8 +22,15 @@ debug level, naming the predicate that dropped it), then the handler. When the q
 records triggers (see `pyctrl.workqueue.Trigger`), the handler's adds carry one that
 describes the event: its kind (create, update, delete, generic, initial list, resync,
 channel), the watch, the object the event was about (the child, for owner and map
-handlers) and its resourceVersion. While tracing (`pyctrl.tracing`), each event that
-passes is a span the reconcile links to.
+handlers) and its resourceVersion. (`dispatch` sets it as the task's
+`pyctrl.workqueue.event_trigger` while the handler runs; an add that names its own
+trigger keeps it.) While tracing (`pyctrl.tracing`), each event that passes is a span the
+reconcile links to.
+
+`Kind` and `Informer` register on the informer as a `pyctrl.cache.CachedEventHandler`:
+their events hold the cached entries and decode them only when a predicate or handler
+reads ``.object``. The ready-made handlers and predicates read ``.meta``, so with them an
+event is never decoded: the reconcile reads its own fresh copy anyway.
 """
 
 from __future__ import annotations
@@ -35,17 +42,16 @@ from pyctrl import tracing
 from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyctrl.handler import EnqueueRequestForObject, EventHandler, Queue
 from pyctrl.log import debug_enabled, get_logger
-from pyctrl.resource import ObjectAccessor, accessor
-from pyctrl.workqueue import Trigger, TriggerKind
+from pyctrl.workqueue import Trigger, TriggerKind, event_trigger
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from pyctrl.cache import Cache, HandlerRegistration
+    from pyctrl.cache import Cache, CachedObject, HandlerRegistration
     from pyctrl.cache import Informer as CacheInformer
     from pyctrl.meta import GroupVersionKind
     from pyctrl.predicate import Predicate
-    from pyctrl.reconcile import Request
+    from pyctrl.resource import ObjectAccessor
 
 __all__ = ["Channel", "Func", "Informer", "Kind", "Source", "SyncingSource", "dispatch"]
 
@@ -98,25 +104,25 @@ async def dispatch(  # noqa: PLR0912 - one branch per event type
         case CreateEvent():
             for predicate in predicates:
                 if not predicate.create(event):
-                    _dropped(predicate, event, event.object, source)
+                    _dropped(predicate, event, source)
                     return
             method = handler.create
         case UpdateEvent():
             for predicate in predicates:
                 if not predicate.update(event):
-                    _dropped(predicate, event, event.object_new, source)
+                    _dropped(predicate, event, source)
                     return
             method = handler.update
         case DeleteEvent():
             for predicate in predicates:
                 if not predicate.delete(event):
-                    _dropped(predicate, event, event.object, source)
+                    _dropped(predicate, event, source)
                     return
             method = handler.delete
         case GenericEvent():
             for predicate in predicates:
                 if not predicate.generic(event):
-                    _dropped(predicate, event, event.object, source)
+                    _dropped(predicate, event, source)
                     return
             method = handler.generic
     tracer = tracing.tracer()
@@ -124,130 +130,103 @@ async def dispatch(  # noqa: PLR0912 - one branch per event type
     if tracer is None and not records:
         await method(event, queue)
         return
-    await _deliver(event, method, queue, source=source, kind=kind, tracer=tracer, records=records)
+    trigger_kind, meta, old = _what(event, source)
+    described, namespace, name, version = _describe(meta, event, kind)
+    if old is not None and version and old.resource_version == version:
+        trigger_kind = TriggerKind.RESYNC
+    if tracer is None:
+        await _handle(method, event, queue, Trigger(trigger_kind, source, described, version))
+        return
+    with tracing.event_span(
+        tracer,
+        trigger_kind,
+        kind=kind or _kind_of(event),
+        namespace=namespace,
+        name=name,
+        resource_version=version,
+        annotations=meta.annotations if meta is not None else None,
+        old_annotations=old.annotations if old is not None else None,
+    ) as context:
+        trigger = Trigger(trigger_kind, source, described, version, context)
+        if records:
+            await _handle(method, event, queue, trigger)
+        else:
+            await method(event, queue)
 
 
-def _fields(obj: Any) -> tuple[str, str, str] | None:
-    """Namespace, name and resourceVersion, read directly from typed objects (per event).
-
-    None for an object without Kubernetes metadata: what a `Channel` or `Func` may carry,
-    the sources being generic in their object type as controller-runtime's are.
-    """
-    meta = getattr(obj, "metadata", None)
-    if meta is not None and not isinstance(meta, dict):
-        try:
-            return meta.namespace or "", meta.name or "", meta.resource_version or ""
-        except AttributeError:
-            pass
-    view = _accessor(obj)
-    if view is None:
-        return None
-    return view.namespace, view.name, view.resource_version
-
-
-def _accessor(obj: Any) -> ObjectAccessor | None:
-    """The object's metadata accessor; None for an object that is not a Kubernetes object."""
+async def _handle(method: Any, event: Event, queue: Queue, trigger: Trigger) -> None:
+    """Call the handler with ``trigger`` as the task's event trigger (its adds record it)."""
+    token = event_trigger.set(trigger)
     try:
-        return accessor(obj)
+        await method(event, queue)
+    finally:
+        event_trigger.reset(token)
+
+
+def _what(event: Event, source: str) -> tuple[str, ObjectAccessor | None, ObjectAccessor | None]:
+    """The trigger kind of ``event``, its object's metadata and (for an update) the old's.
+
+    The metadata is None for an object that is not a Kubernetes object: what a `Channel`
+    or `Func` may carry, the sources being generic in their object type as
+    controller-runtime's are.
+    """
+    match event:
+        case CreateEvent():
+            kind = TriggerKind.INITIAL_LIST if event.is_in_initial_list else TriggerKind.CREATE
+            return kind, _meta(event), None
+        case UpdateEvent():
+            return TriggerKind.UPDATE, _meta(event), _meta(event, old=True)
+        case DeleteEvent():
+            return TriggerKind.DELETE, _meta(event), None
+        case GenericEvent():
+            kind = TriggerKind.CHANNEL if source == "channel" else TriggerKind.GENERIC
+            return kind, _meta(event), None
+
+
+def _meta(event: Event, *, old: bool = False) -> ObjectAccessor | None:
+    try:
+        if isinstance(event, UpdateEvent):
+            return event.meta_old if old else event.meta_new
+        return event.meta
     except TypeError:
         return None
 
 
-def _annotations(obj: Any) -> dict[str, str] | None:
-    view = _accessor(obj)
-    return view.annotations if view is not None else None
+def _event_object(event: Event) -> Any:
+    return event.object_new if isinstance(event, UpdateEvent) else event.object
+
+
+def _kind_of(event: Event) -> str:
+    obj = _event_object(event)
+    return str(getattr(obj, "kind", None) or type(obj).__name__)
 
 
 _REPR_LIMIT = 120
 
 
-def _describe(obj: Any, kind: str = "") -> tuple[str, str, str, str]:
-    """How a trigger names ``obj``: (description, namespace, name, resourceVersion).
+def _describe(
+    meta: ObjectAccessor | None, event: Event, kind: str = ""
+) -> tuple[str, str, str, str]:
+    """How a trigger names the event's object: (description, namespace, name, resourceVersion).
 
     A Kubernetes object is ``Kind namespace/name``; any other object (a `Channel`'s
-    reading, say) is its ``repr``, cut to 120 characters.
+    reading, say) is its ``repr``, cut to 120 characters. ``kind`` is the watch's; an
+    event of a source without one (a `Channel`) is described by its object's.
     """
-    fields = _fields(obj)
-    if fields is None:
-        text = repr(obj)
+    if meta is None:
+        text = repr(_event_object(event))
         if len(text) > _REPR_LIMIT:
             text = text[: _REPR_LIMIT - 3] + "..."
         return text, "", "", ""
-    namespace, name, version = fields
-    kind = kind or str(getattr(obj, "kind", None) or type(obj).__name__)
+    namespace, name, version = meta.namespace, meta.name, meta.resource_version
+    kind = kind or _kind_of(event)
     described = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
     return described, namespace, name, version
 
 
-async def _deliver(
-    event: Event,
-    method: Any,
-    queue: Queue,
-    *,
-    source: str,
-    kind: str,
-    tracer: Any,
-    records: bool,
-) -> None:
-    """Call the handler with a queue whose adds carry the event's trigger (and span)."""
-    old: Any = None
-    match event:
-        case CreateEvent():
-            obj = event.object
-            trigger_kind = (
-                TriggerKind.INITIAL_LIST if event.is_in_initial_list else TriggerKind.CREATE
-            )
-        case UpdateEvent():
-            obj, old = event.object_new, event.object_old
-            trigger_kind = TriggerKind.UPDATE
-        case DeleteEvent():
-            obj = event.object
-            trigger_kind = TriggerKind.DELETE
-        case GenericEvent():
-            obj = event.object
-            trigger_kind = TriggerKind.CHANNEL if source == "channel" else TriggerKind.GENERIC
-    described, namespace, name, version = _describe(obj, kind)
-    if old is not None and version and (_fields(old) or ("", "", ""))[2] == version:
-        trigger_kind = TriggerKind.RESYNC
-    kind = kind or str(getattr(obj, "kind", None) or type(obj).__name__)
-    if tracer is None:
-        await method(event, _Triggering(queue, Trigger(trigger_kind, source, described, version)))
-        return
-    with tracing.event_span(
-        tracer,
-        trigger_kind,
-        kind=kind,
-        namespace=namespace,
-        name=name,
-        resource_version=version,
-        annotations=_annotations(obj),
-        old_annotations=_annotations(old) if old is not None else None,
-    ) as context:
-        trigger = Trigger(trigger_kind, source, described, version, context)
-        await method(event, _Triggering(queue, trigger) if records else queue)
-
-
-class _Triggering:
-    """A queue whose adds carry one trigger: what a handler is given per event."""
-
-    __slots__ = ("_queue", "_trigger")
-
-    records_triggers = True
-
-    def __init__(self, queue: Queue, trigger: Trigger) -> None:
-        self._queue, self._trigger = queue, trigger
-
-    def add(self, item: Request, *, priority: int = 0) -> None:
-        self._queue.add(item, priority=priority, trigger=self._trigger)  # type: ignore[call-arg]
-
-    def __getattr__(self, name: str) -> Any:
-        # Handlers written for a richer queue (add_after...) still reach it.
-        return getattr(self._queue, name)
-
-
-def _dropped(predicate: Predicate, event: Event, obj: Any, source: str) -> None:
+def _dropped(predicate: Predicate, event: Event, source: str) -> None:
     if debug_enabled():
-        described, namespace, name, version = _describe(obj)
+        described, namespace, name, version = _describe(_meta(event), event)
         _log.debug(
             "event dropped by predicate",
             predicate=getattr(predicate, "__name__", None) or type(predicate).__name__,
@@ -313,7 +292,11 @@ class Func:
 
 
 class _Forward:
-    """Turns informer callbacks into events through predicates and a handler."""
+    """Turns an informer's notifications into events through predicates and a handler.
+
+    A `pyctrl.cache.CachedEventHandler`: the events hold the cached objects, decoded only
+    if a predicate or the handler reads ``.object``.
+    """
 
     __slots__ = ("_handler", "_kind", "_predicates", "_queue", "_source")
 
@@ -328,9 +311,9 @@ class _Forward:
         self._kind = gvk.kind if gvk is not None else ""
         self._source = f"{gvk.kind}.{gvk.group}" if gvk is not None and gvk.group else self._kind
 
-    async def add(self, obj: Any, is_in_initial_list: bool) -> None:
+    async def add(self, obj: CachedObject[Any], is_in_initial_list: bool) -> None:
         await dispatch(
-            CreateEvent(obj, is_in_initial_list),
+            CreateEvent.cached(obj, is_in_initial_list),
             self._handler,
             self._predicates,
             self._queue,
@@ -338,9 +321,9 @@ class _Forward:
             kind=self._kind,
         )
 
-    async def update(self, old: Any, new: Any) -> None:
+    async def update(self, old: CachedObject[Any], new: CachedObject[Any]) -> None:
         await dispatch(
-            UpdateEvent(old, new),
+            UpdateEvent.cached(old, new),
             self._handler,
             self._predicates,
             self._queue,
@@ -348,9 +331,9 @@ class _Forward:
             kind=self._kind,
         )
 
-    async def delete(self, obj: Any, delete_state_unknown: bool) -> None:
+    async def delete(self, obj: CachedObject[Any], delete_state_unknown: bool) -> None:
         await dispatch(
-            DeleteEvent(obj, delete_state_unknown),
+            DeleteEvent.cached(obj, delete_state_unknown),
             self._handler,
             self._predicates,
             self._queue,
@@ -376,7 +359,7 @@ class Informer:
 
     async def start(self, queue: Queue) -> None:
         """Register on the informer and stay registered until cancelled."""
-        self._registration = self._informer.add_event_handler(
+        self._registration = self._informer.add_cached_event_handler(
             _Forward(self.handler, self._predicates, queue, getattr(self._informer, "gvk", None))
         )
         self._registered.set()

@@ -46,13 +46,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pyctrl.clock import RealClock
 from pyctrl.reconcile import Request
-from pyctrl.resource import accessor
 from pyctrl.workqueue import LOW_PRIORITY, Trigger
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pyctrl.cache import Cache, HandlerRegistration
+    from pyctrl.cache import Cache, CachedObject, HandlerRegistration
     from pyctrl.cache import Informer as CacheInformer
     from pyctrl.clock import Clock, TimerHandle
     from pyctrl.handler import Queue
@@ -84,7 +83,7 @@ def _enqueue(queue: Queue, request: Request, kind: str) -> None:
         return
     described = f"{kind} {request}"
     trigger = Trigger(TRIGGER, "timer", described)
-    queue.add(request, priority=LOW_PRIORITY, trigger=trigger)  # type: ignore[call-arg]
+    queue.add(request, priority=LOW_PRIORITY, trigger=trigger)
 
 
 @dataclass(slots=True)
@@ -156,7 +155,7 @@ class Timer:
         if self._queue is not None:
             raise RuntimeError("a Timer feeds one controller: it was already started")
         self._queue = queue
-        self._registration = self._informer.add_event_handler(self)
+        self._registration = self._informer.add_cached_event_handler(self)
         self._registered.set()
         try:
             await asyncio.Event().wait()
@@ -197,41 +196,42 @@ class Timer:
 
     # -- informer notifications -------------------------------------------------------
 
-    def add(self, obj: Any, is_in_initial_list: bool) -> None:
+    # A `pyctrl.cache.CachedEventHandler`: only ``when`` needs the decoded object.
+
+    def add(self, obj: CachedObject[Any], is_in_initial_list: bool) -> None:
         """An object appeared: start ticking it."""
         self._seen(obj)
 
-    def update(self, old: Any, new: Any) -> None:
+    def update(self, old: CachedObject[Any], new: CachedObject[Any]) -> None:
         """An object changed: start, postpone (``idle``) or stop its ticks."""
         self._seen(new)
 
-    def delete(self, obj: Any, delete_state_unknown: bool) -> None:
+    def delete(self, obj: CachedObject[Any], delete_state_unknown: bool) -> None:
         """An object is gone: its ticks stop."""
-        meta = accessor(obj)
-        request = Request(meta.namespace, meta.name)
+        request = Request(obj.namespace, obj.name)
         self._drop(request)
         self._intervals.pop(request, None)
 
     # -- scheduling -------------------------------------------------------------------
 
-    def _seen(self, obj: Any) -> None:
-        meta = accessor(obj)
-        request = Request(meta.namespace, meta.name)
-        if self.when is not None and not self.when(obj):
+    def _seen(self, obj: CachedObject[Any]) -> None:
+        request = Request(obj.namespace, obj.name)
+        if self.when is not None and not self.when(obj.object):
             self._drop(request)
             return
         now = self._clock.now()
+        version = obj.resource_version
         slot = self._slots.get(request)
         if slot is None:
-            slot = self._slots[request] = _Slot(meta.resource_version, now)
+            slot = self._slots[request] = _Slot(version, now)
             first = self.initial_delay
             if first is None:
                 first = self._interval(request)
             if self.idle is not None:
                 first = max(first or 0.0, self.idle)
             self._schedule(request, slot, first)
-        elif slot.resource_version != meta.resource_version:
-            slot.resource_version, slot.changed_at = meta.resource_version, now
+        elif slot.resource_version != version:
+            slot.resource_version, slot.changed_at = version, now
             if self.idle is not None:
                 self._schedule(request, slot, self.idle)
 

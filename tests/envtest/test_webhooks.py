@@ -677,17 +677,45 @@ async def test_a_mapped_service_is_called_with_its_dns_name_verified(
     )
 
 
-async def test_match_conditions_are_reported_as_unsupported(rest: Rest, certs: Certs) -> None:
-    """A matching webhook with matchConditions fails the request with a clear error."""
-    conditions = [{"name": "all", "expression": "true"}]
+async def test_a_false_match_condition_skips_the_webhook(rest: Rest, certs: Certs) -> None:
+    """A webhook whose matchCondition is false is not called (its dead URL never fails)."""
+    conditions = [{"name": "not-skipped", "expression": "object.metadata.name != 'skip-me'"}]
     await rest.install(
         configuration(
             VALIDATING, "mc", hook("mc.test", dead_url(), certs, matchConditions=conditions)
         )
     )
-    response = await rest.create(gadgets(), gadget("a"))
-    assert response.status == 500
-    assert "matchConditions" in response.body["message"]
+    skipped = await rest.create(gadgets(), gadget("skip-me"))
+    assert skipped.status == 201
+    called = await rest.create(gadgets(), gadget("other"))
+    assert called.status == 500
+    assert 'failed calling webhook "mc.test"' in called.body["message"]
+
+
+async def test_a_failing_match_condition_follows_the_failure_policy(
+    rest: Rest, certs: Certs
+) -> None:
+    """A condition that errors fails the request with 403 under failurePolicy Fail."""
+    conditions = [{"name": "broken", "expression": "object.spec.missing == 'x'"}]
+    await rest.install(
+        configuration(
+            VALIDATING, "mc", hook("mc.test", dead_url(), certs, matchConditions=conditions)
+        )
+    )
+    failed = await rest.create(gadgets(), gadget("a"))
+    assert failed.status == 403
+    assert failed.body["message"] == (
+        f"gadgets.{GROUP} \"a\" is forbidden: expression 'object.spec.missing == 'x'' "
+        "resulted in error: no such key: missing"
+    )
+
+
+async def test_a_failing_match_condition_is_ignored_under_ignore(rest: Rest, certs: Certs) -> None:
+    """Under failurePolicy Ignore a condition that errors skips the webhook."""
+    conditions = [{"name": "broken", "expression": "object.spec.missing == 'x'"}]
+    config = hook("mc.test", dead_url(), certs, matchConditions=conditions, failurePolicy="Ignore")
+    await rest.install(configuration(VALIDATING, "mc", config))
+    assert (await rest.create(gadgets(), gadget("a"))).status == 201
 
 
 def test_install_refuses_to_replace_another_conversion_hook() -> None:

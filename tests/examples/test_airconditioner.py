@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pyctrl.event import GenericEvent
     from pyctrl.handler import Queue
     from pyctrl.reconcile import Request
+    from pyctrl.workqueue import Trigger
 
 AIRCONDITIONER = EXAMPLES / "airconditioner"
 
@@ -155,7 +156,7 @@ class _Recorder:
 
 
 class _NoQueue:
-    def add(self, item: Request, *, priority: int = 0) -> None:
+    def add(self, item: Request, *, priority: int = 0, trigger: Trigger | None = None) -> None:
         raise AssertionError("the recording handler enqueues nothing")
 
 

@@ -36,6 +36,8 @@ from .conftest import EXAMPLES
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from pyctrl.workqueue import Trigger
+
 OPTIONSRECORD = EXAMPLES / "optionsrecord"
 CONFIGMAP = GroupVersionKind("", "v1", "ConfigMap")
 DEPLOYMENT = GroupVersionKind("apps", "v1", "Deployment")
@@ -277,7 +279,7 @@ class Queue:
     def __init__(self) -> None:
         self.added: list[Request] = []
 
-    def add(self, item: Request, *, priority: int = 0) -> None:
+    def add(self, item: Request, *, priority: int = 0, trigger: Trigger | None = None) -> None:
         self.added.append(item)
 
 

@@ -18,7 +18,7 @@ from pyctrl.meta import Condition, ObjectMeta, set_status_condition
 from pyctrl.predicate import GenerationChanged
 from pyctrl.reconcile import Request, Result
 from pyctrl.testing import running
-from pyctrl.workqueue import RateLimiter, Trigger, WorkQueue
+from pyctrl.workqueue import RateLimiter, Trigger, WorkQueue, event_trigger
 
 from .conftest import Widget, options
 
@@ -172,6 +172,8 @@ class RecordingQueue(WorkQueue[Request]):
         self.priorities: list[tuple[str, int]] = []
 
     def add(self, key: Request, *, priority: int = 0, trigger: Trigger | None = None) -> None:
+        # A handler's bare add records the trigger of the event it handles.
+        trigger = trigger or event_trigger.get()
         self.priorities.append((trigger.kind if trigger else "", priority))
         super().add(key, priority=priority, trigger=trigger)
 

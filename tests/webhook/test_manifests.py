@@ -5,11 +5,15 @@ from __future__ import annotations
 import base64
 from typing import TYPE_CHECKING
 
+import pytest
+
 from pyctrl.app import Operator
 from pyctrl.builder import webhook_managed_by
 from pyctrl.webhook import (
     ClientConfig,
+    MatchCondition,
     Server,
+    WebhookOptions,
     conversion_stanza,
     register_defaulter,
     register_validator,
@@ -19,6 +23,8 @@ from pyctrl.webhook import (
 from .conftest import Checks, Defaults, MySrv, ThermostatV1, ThermostatV1alpha1
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyctrl.manager import Manager
 
 
@@ -73,6 +79,52 @@ def test_url_configurations_carry_the_ca_bundle() -> None:
     assert config["url"] == "https://127.0.0.1:9443/mutate-myapp-example-com-v1alpha1-mysrv"
     assert base64.b64decode(config["caBundle"]) == b"PEM"
     assert "annotations" not in mutating["metadata"]
+
+
+def test_match_conditions_are_emitted_as_match_conditions() -> None:
+    """WebhookOptions.match_conditions become the webhook's matchConditions, in order."""
+    server = Server()
+    conditions = [
+        MatchCondition("not-kube-system", "request.namespace != 'kube-system'"),
+        MatchCondition("example.com/has-size", "has(object.spec.size)"),
+    ]
+    register_validator(server, MySrv, Checks(), options=WebhookOptions(match_conditions=conditions))
+    (validating,) = webhook_configurations(server, ClientConfig(url="https://h:1"))
+    assert validating["webhooks"][0]["matchConditions"] == [
+        {"name": "not-kube-system", "expression": "request.namespace != 'kube-system'"},
+        {"name": "example.com/has-size", "expression": "has(object.spec.size)"},
+    ]
+
+
+def test_match_conditions_without_any_leave_the_field_out() -> None:
+    """A webhook without match conditions has no matchConditions field."""
+    mutating, _ = webhook_configurations(_server(), ClientConfig(url="https://h:1"))
+    assert "matchConditions" not in mutating["webhooks"][0]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: MatchCondition("Bad Name!", "true"), "must be a qualified name"),
+        (lambda: MatchCondition("ok", "  "), "needs an expression"),
+        (
+            lambda: WebhookOptions(
+                match_conditions=[MatchCondition("a", "true"), MatchCondition("a", "false")]
+            ),
+            "must be unique",
+        ),
+        (
+            lambda: WebhookOptions(
+                match_conditions=[MatchCondition(f"c{i}", "true") for i in range(65)]
+            ),
+            "at most 64",
+        ),
+    ],
+)
+def test_bad_match_conditions_are_refused(make: Callable[[], object], message: str) -> None:
+    """Invalid match conditions fail when the options are made, naming the problem."""
+    with pytest.raises(ValueError, match=message):
+        make()
 
 
 def test_conversion_stanza() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import datetime
-import ssl
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +35,7 @@ from pyctrl.webhook import CertRotator, RotationOptions, Server
 from tests.kubectl import Kubectl
 
 from .conftest import Checks, Defaults, MySrv, MySrvSpec
+from .rotation import Traffic, passes, served_issuer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -160,55 +160,23 @@ async def published_bundles(env: Environment) -> set[bytes]:
         return found
 
 
-async def served_issuer(port: int) -> str:
-    """The issuer of the certificate the server presents now."""
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    async with asyncio.timeout(10):
-        _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)
-    der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
-    writer.close()
-    assert der is not None
-    return x509.load_der_x509_certificate(der).issuer.rfc4514_string()
-
-
-class Creator:
+class Creator(Traffic):
     """Creates MySrv objects one after another until stopped, keeping the failures."""
 
     def __init__(self, env: Environment) -> None:
+        super().__init__()
         self.env = env
-        self.created = 0
-        self.failures: list[str] = []
-        self.stop = asyncio.Event()
 
     async def run(self) -> None:
         async with Client.from_config(self.env.config) as client:
             while not self.stop.is_set():
-                name = f"obj-{self.created}"
+                name = f"obj-{self.made}"
                 meta = ObjectMeta(name=name, namespace="default")
                 try:
                     await client.create(MySrv(metadata=meta, spec=MySrvSpec(name=name)))
                 except Exception as exc:
                     self.failures.append(f"{name}: {exc}")
-                self.created += 1
-
-    async def made_more(self) -> None:
-        """Wait until a few more objects were created (admitted or not)."""
-        mark = self.created
-
-        async def more() -> bool:
-            return self.created > mark + 3
-
-        await eventually(more)
-
-
-async def passes(rotator: CertRotator, clock: FakeClock, seconds: float) -> None:
-    """Advance the clock and wait for the rotator's pass that follows."""
-    rotator.checked.clear()
-    clock.advance(seconds)
-    async with asyncio.timeout(30):
-        await rotator.checked.wait()
+                self.made += 1
 
 
 @asynccontextmanager
@@ -286,7 +254,7 @@ async def test_rotation_past_the_ca_rotation_point_refuses_no_admission_call(
             await creator.made_more()
             creator.stop.set()
         assert creator.failures == []
-        assert creator.created > 12
+        assert creator.made > 12
 
 
 async def test_two_replicas_converge_on_one_secret(env: Environment, tmp_path: Path) -> None:

@@ -22,17 +22,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiextensions.cel.authz import Decision, PathCheck, ResourceCheck
 from pyctrl._apimachinery.field import field_invalid
 from pyctrl._apiserver.apimachinery.errors import StatusError, invalid
+from pyctrl._apiserver.authentication import User
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.authentication import User
+    from collections.abc import Callable
+
     from pyctrl._apiserver.storage.store import Store
 
 __all__ = [
     "BOOTSTRAP_POLICY",
     "Attributes",
     "Authorizer",
+    "cel_authorize",
     "forbidden_error",
     "request_attributes",
     "subject_access_review",
@@ -424,3 +428,34 @@ def request_attributes(method: str, path: str, watch: bool, user: User) -> Attri
         namespace=namespace,
         name=name,
     )
+
+
+def cel_authorize(authz: Authorizer) -> Callable[[Any, str, ResourceCheck | PathCheck], Decision]:
+    """The CEL ``authorizer`` library's answers, from ``authz`` (admission policies).
+
+    The user is the request's `UserInfo` or a service account's name
+    (``authorizer.serviceAccount(ns, name)``).
+    """
+
+    def authorize(user: Any, verb: str, check: ResourceCheck | PathCheck) -> Decision:
+        if isinstance(user, str):
+            who = User(user, ("system:serviceaccounts", "system:authenticated"))
+        else:
+            who = User(str(user.username), tuple(user.groups), str(user.uid))
+        if isinstance(check, PathCheck):
+            attrs = Attributes(who, verb, resource_request=False, path=check.path)
+        else:
+            attrs = Attributes(
+                who,
+                verb,
+                resource_request=True,
+                group=check.group,
+                resource=check.resource,
+                subresource=check.subresource,
+                namespace=check.namespace,
+                name=check.name,
+            )
+        allowed, reason = authz.authorize(attrs)
+        return Decision(allowed, reason)
+
+    return authorize

@@ -39,7 +39,7 @@ def install(server: APIServer, *, services: Mapping[str, str] | None = None) -> 
         )
     dispatcher = next((h for h in server.admission if isinstance(h, WebhookDispatcher)), None)
     if dispatcher is None:
-        dispatcher = WebhookDispatcher(server)
+        dispatcher = WebhookDispatcher(server, authorize=server.policies.authorize)
         server.admission.append(dispatcher)
     converter = server.conversion
     if converter is None:

@@ -23,6 +23,7 @@ from pyctrl.controller import Controller
 from pyctrl.crd import crd_for, to_yaml
 from pyctrl.handler import EnqueueRequestForObject, EnqueueRequestForOwner
 from pyctrl.meta import GroupVersionKind
+from pyctrl.policy import params_role, policy_manifests
 from pyctrl.resource import CustomResource, pluralize
 from pyctrl.source import Kind
 from pyctrl.webhook import ClientConfig, conversion_stanza, converted_kinds, webhook_configurations
@@ -455,7 +456,8 @@ async def manifests(op: OperatorSpec) -> dict[str, list[dict[str, Any]]]:
     """Every manifest, by file name under ``config/``.
 
     crd/, rbac/ (with the metrics auth and reader roles), manager/ (with the metrics
-    Service), webhook/ and prometheus/ (a ServiceMonitor).
+    Service), webhook/, policy/ (admission policies and bindings) and prometheus/ (a
+    ServiceMonitor).
     """
     manager = await _offline_manager(op)
     server = manager.webhook_server
@@ -489,6 +491,11 @@ async def manifests(op: OperatorSpec) -> dict[str, list[dict[str, Any]]]:
     files["manager/manager.yaml"] = [_namespace(op), _deployment(op, webhooks)]
     files["manager/metrics_service.yaml"] = [_metrics_service(op)]
     files["prometheus/monitor.yaml"] = [_service_monitor(op)]
+    if op.policies:
+        files["policy/policies.yaml"] = policy_manifests(op.policies)
+        role = params_role(op.policies, f"{op.name}-policy-params-editor")
+        if role is not None:
+            files["rbac/policy_params_role.yaml"] = [role]
     if webhooks:
         files["webhook/manifests.yaml"] = [
             *webhook_configurations(server, client, name_prefix=f"{op.name}-"),
@@ -526,6 +533,7 @@ async def write_manifests(op: OperatorSpec, directory: str | os.PathLike[str]) -
         "rbac",
         "manager",
         "webhook",
+        "policy",
         "prometheus",
         "default",
     }:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pyctrl._kubernetes import Configuration
     from pyctrl.config import Config
     from pyctrl.manager import Manager
+    from pyctrl.policy import MutatingPolicy, ValidatingPolicy
     from pyctrl.resource import CustomResource
     from pyctrl.webhook import CertRotator, LocalWebhooks
 
@@ -48,6 +49,8 @@ class Operator:
             ``cert-manager`` (an Issuer and a Certificate; cert-manager must be
             installed) or ``self-managed`` (the operator keeps them in a Secret and
             rotates them, `pyctrl.webhook.CertRotator`; nothing else needed).
+        policies: Admission policies (`pyctrl.policy`) installed with the operator:
+            ``config/policy/``, type-checked when the manifests are made.
     """
 
     name: str
@@ -59,6 +62,7 @@ class Operator:
     leader_election_id: str = ""
     replicas: int = 1
     cert_mode: str = "cert-manager"
+    policies: Sequence[ValidatingPolicy | MutatingPolicy] = ()
     _parser: argparse.ArgumentParser | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -152,7 +156,8 @@ class Operator:
         """Every manifest, by file name under ``config/``.
 
         crd/, rbac/ (with the metrics auth and reader roles), manager/ (with the metrics
-        Service), webhook/ and prometheus/ (a ServiceMonitor).
+        Service), webhook/, policy/ (admission policies) and prometheus/ (a
+        ServiceMonitor).
         """
         return await _manifests.manifests(self)
 

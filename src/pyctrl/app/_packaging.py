@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INSTALLED", "chart", "installer", "installer_objects", "kustomizations"]
 
-INSTALLED = ("crd", "rbac", "manager", "webhook")
+INSTALLED = ("crd", "rbac", "manager", "webhook", "policy")
 """The ``config/`` subdirectories ``config/default`` (and the installer) includes."""
 
 # kustomize's "legacy" resource order (api/resource: orderFirst, orderLast).

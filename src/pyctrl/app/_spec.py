@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pyctrl._kubernetes import Configuration
     from pyctrl.config import Config
     from pyctrl.manager import Manager
+    from pyctrl.policy import MutatingPolicy, ValidatingPolicy
     from pyctrl.resource import CustomResource
     from pyctrl.webhook import CertRotator, LocalWebhooks
 
@@ -81,6 +82,10 @@ class OperatorSpec(Protocol):
     @property
     def cert_mode(self) -> str:
         """Where webhook certificates come from: ``cert-manager`` or ``self-managed``."""
+
+    @property
+    def policies(self) -> Sequence[ValidatingPolicy | MutatingPolicy]:
+        """Admission policies installed with the operator."""
 
     @property
     def command_name(self) -> str:

@@ -22,7 +22,9 @@ list's resourceVersion with bookmarks on, and keeps a store in step:
 Event handlers (`ResourceEventHandler`: ``add``, ``update``, ``delete``) registered on
 an `Informer` receive typed copies of objects, in order, each handler from its own task;
 initial-list adds are flagged, and a periodic resync (10 h, jittered) sends an update
-with equal old and new resourceVersions for every object.
+with equal old and new resourceVersions for every object. A `CachedEventHandler` (what a
+controller's sources register) is given `CachedObject` s instead: the stored entries,
+decoded into typed objects only when asked for.
 
 Reads (`Cache.get`, `Cache.list`) are served from memory and return new objects the
 caller may modify. Objects are stored compactly: their JSON encoding after a transform
@@ -47,12 +49,17 @@ from __future__ import annotations
 
 from pyctrl.cache._backoff import BackoffPolicy
 from pyctrl.cache._cache import Cache
+from pyctrl.cache._cached import CachedObject
 from pyctrl.cache._consistency import compare_resource_versions
 from pyctrl.cache._errors import CacheNotReadyError, CacheNotStartedError, ResourceNotCachedError
 from pyctrl.cache._informer import HandlerRegistration, Informer, InformerStatus
 from pyctrl.cache._jsonlist import MalformedListError
 from pyctrl.cache._options import ByObject, CacheOptions, Transform, strip_managed_fields
-from pyctrl.cache._processor import ResourceEventHandler, ResourceEventHandlerFuncs
+from pyctrl.cache._processor import (
+    CachedEventHandler,
+    ResourceEventHandler,
+    ResourceEventHandlerFuncs,
+)
 from pyctrl.cache._sharded import (
     ShardsChangedError,
     cached_in_slots,
@@ -67,6 +74,8 @@ __all__ = [
     "CacheNotReadyError",
     "CacheNotStartedError",
     "CacheOptions",
+    "CachedEventHandler",
+    "CachedObject",
     "HandlerRegistration",
     "Informer",
     "InformerStatus",

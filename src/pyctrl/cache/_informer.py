@@ -24,6 +24,7 @@ from pyctrl.cache._processor import (
     DELETE,
     SYNCED,
     UPDATE,
+    CachedEventHandler,
     Listener,
     Processor,
     ResourceEventHandler,
@@ -327,7 +328,7 @@ class SharedInformer:
             raise RuntimeError(f"informer for {self.description} is still running")
         for key, entry in list(self.store.items()):
             self.store.remove(key)
-            self._processor.notify((DELETE, None, entry, True))
+            self._processor.notify((DELETE, key, None, entry, True))
         for reflector in self._reflectors.values():
             self._retired_reconnects += reflector.reconnects
             self._retired_relists += reflector.relists
@@ -443,7 +444,7 @@ class SharedInformer:
         """Drop a namespace's objects, telling every handler they are gone."""
         for key, entry in list(self.store.items(namespace)):
             self.store.remove(key)
-            self._processor.notify((DELETE, None, entry, False))
+            self._processor.notify((DELETE, key, None, entry, False))
 
     def namespace_synced(self, namespace: str | None) -> bool:
         """Whether the reflector covering ``namespace`` (each, for None) has listed.
@@ -484,11 +485,11 @@ class SharedInformer:
             await self._clock.sleep(period * (0.9 + 0.2 * self._random()))
             if not self._synced.is_set():
                 continue
-            entries = [entry for _, entry in self.store.items()]
+            entries = list(self.store.items())
             self._log.debug("resync", objects=len(entries))
             for listener in self._processor.listeners:
-                for entry in entries:
-                    listener.push((UPDATE, entry, entry, False))
+                for key, entry in entries:
+                    listener.push((UPDATE, key, entry, entry, False))
 
     # store and notifications ---------------------------------------------------------------
 
@@ -520,14 +521,14 @@ class SharedInformer:
             return
         self._progressed()
         initial = not reflector.listed and not self._synced.is_set()
-        for _, old, new in self.store.replace(items, reflector.namespace):
+        for key, old, new in self.store.replace(items, reflector.namespace):
             if old is None:
                 assert new is not None
-                self._processor.notify((ADD, None, new, initial))
+                self._processor.notify((ADD, key, None, new, initial))
             elif new is None:
-                self._processor.notify((DELETE, None, old, True))
+                self._processor.notify((DELETE, key, None, old, True))
             else:
-                self._processor.notify((UPDATE, old, new, False))
+                self._processor.notify((UPDATE, key, old, new, False))
 
     def changed(self, reflector: Reflector, event_type: str, key: Key, entry: Entry) -> None:
         """Apply a watch event from ``reflector``; see `ReflectorSink`."""
@@ -536,13 +537,13 @@ class SharedInformer:
         self._progressed()
         if event_type == "DELETED":
             if self.store.remove(key) is not None:
-                self._processor.notify((DELETE, None, entry, False))
+                self._processor.notify((DELETE, key, None, entry, False))
             return
         old = self.store.upsert(key, entry)
         if old is None:
-            self._processor.notify((ADD, None, entry, False))
+            self._processor.notify((ADD, key, None, entry, False))
         elif old.resource_version != entry.resource_version:
-            self._processor.notify((UPDATE, old, entry, False))
+            self._processor.notify((UPDATE, key, old, entry, False))
 
     def progressed(self, reflector: Reflector) -> None:
         """Note a bookmark; see `ReflectorSink`."""
@@ -560,7 +561,7 @@ class SharedInformer:
             self._log.info("informer synced", objects=len(self.store))
             for listener in self._processor.listeners:
                 if not listener.synced.is_set():
-                    listener.push((SYNCED, None, None, False))
+                    listener.push((SYNCED, None, None, None, False))
         self._publish()
 
     def decode_as(self, entry: Entry, type_: type[T]) -> T:
@@ -571,7 +572,22 @@ class SharedInformer:
 
     def add_listener(self, handler: ResourceEventHandler[Any], type_: type[Any]) -> Listener:
         """Register a handler; it is first given every object already stored."""
-        listener = self._processor.add(handler, type_, self.store.items(), self._synced.is_set())
+        return self._listen(handler, type_, cached=False)
+
+    def add_cached_listener(self, handler: CachedEventHandler[Any], type_: type[Any]) -> Listener:
+        """Register a handler given undecoded `CachedObject` s, as `add_listener`."""
+        return self._listen(handler, type_, cached=True)
+
+    def _listen(
+        self,
+        handler: ResourceEventHandler[Any] | CachedEventHandler[Any],
+        type_: type[Any],
+        *,
+        cached: bool,
+    ) -> Listener:
+        listener = self._processor.add(
+            handler, type_, self.store.items(), self._synced.is_set(), cached=cached
+        )
         if self._tg is not None:
             self._processor.start(self._tg, listener)
         return listener
@@ -763,13 +779,20 @@ class Informer(Generic[T]):
         Returns:
             The registration, to check its sync state or to remove it.
         """
-        for method in ("add", "update", "delete"):
-            if not callable(getattr(handler, method, None)):
-                raise TypeError(
-                    f"{handler_name(handler)} is not a ResourceEventHandler: it has no {method}() "
-                    "method (use ResourceEventHandlerFuncs for plain functions)"
-                )
+        _check_handler(handler, "ResourceEventHandler")
         return HandlerRegistration(self._shared, self._shared.add_listener(handler, self._type))
+
+    def add_cached_event_handler(self, handler: CachedEventHandler[T]) -> HandlerRegistration:
+        """Register a handler given `pyctrl.cache.CachedObject` s: decoded only if it asks.
+
+        As `add_event_handler` otherwise. A controller's `pyctrl.source.Kind` registers
+        one, so that events whose predicates and handler read only metadata are never
+        decoded into typed objects.
+        """
+        _check_handler(handler, "CachedEventHandler")
+        return HandlerRegistration(
+            self._shared, self._shared.add_cached_listener(handler, self._type)
+        )
 
     def remove_event_handler(self, registration: HandlerRegistration) -> None:
         """Unregister a handler."""
@@ -805,3 +828,12 @@ class Informer(Generic[T]):
 
     def __repr__(self) -> str:
         return f"<Informer {self._shared.description} as {self._type.__qualname__}>"
+
+
+def _check_handler(handler: object, protocol: str) -> None:
+    for method in ("add", "update", "delete"):
+        if not callable(getattr(handler, method, None)):
+            raise TypeError(
+                f"{handler_name(handler)} is not a {protocol}: it has no {method}() "
+                "method (use ResourceEventHandlerFuncs for plain functions)"
+            )

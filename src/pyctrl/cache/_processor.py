@@ -4,6 +4,10 @@
 and fans each store notification out to them. Each handler has a `Listener`: its own
 queue and its own task, so a slow handler delays only itself, and a failing one is logged
 and counted without stopping anything.
+
+A `ResourceEventHandler` is given typed objects, each decoded for it; a
+`CachedEventHandler` (a controller's source) is given `CachedObject` s, decoded only if
+it asks.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from pyctrl.cache._cached import CachedObject
 from pyctrl.log import get_logger
 
 if TYPE_CHECKING:
@@ -27,6 +32,7 @@ __all__ = [
     "DELETE",
     "SYNCED",
     "UPDATE",
+    "CachedEventHandler",
     "Listener",
     "Note",
     "Processor",
@@ -44,8 +50,8 @@ ADD, UPDATE, DELETE, SYNCED = 0, 1, 2, 3
 _SLOW_HANDLER = 1.0
 _YIELD_EVERY = 64
 
-Note = tuple[int, "Entry | None", "Entry | None", bool]
-"""A notification: its kind (ADD, UPDATE, DELETE, SYNCED), old and new entries, a flag."""
+Note = tuple[int, "Key | None", "Entry | None", "Entry | None", bool]
+"""A notification: its kind (ADD, UPDATE, DELETE, SYNCED), key, old and new entries, a flag."""
 
 
 class ResourceEventHandler(Protocol[T_contra]):
@@ -94,18 +100,51 @@ class ResourceEventHandlerFuncs(Generic[T]):
         return self.delete_func(obj, delete_state_unknown) if self.delete_func else None
 
 
+class CachedEventHandler(Protocol[T_contra]):
+    """Receives an informer's notifications as `CachedObject` s (an extension point).
+
+    As `ResourceEventHandler`, but nothing is decoded for it: each `CachedObject` builds
+    its typed object when first asked for (``.object``), so a handler that only reads
+    metadata never pays for it. What a controller's `pyctrl.source.Kind` registers
+    (`pyctrl.cache.Informer.add_cached_event_handler`).
+    """
+
+    def add(self, obj: CachedObject[T_contra], is_in_initial_list: bool) -> Awaitable[None] | None:
+        """An object appeared; ``is_in_initial_list`` when it was there before the handler."""
+        ...
+
+    def update(
+        self, old: CachedObject[T_contra], new: CachedObject[T_contra]
+    ) -> Awaitable[None] | None:
+        """An object changed. A periodic resync calls it with equal resourceVersions."""
+        ...
+
+    def delete(
+        self, obj: CachedObject[T_contra], delete_state_unknown: bool
+    ) -> Awaitable[None] | None:
+        """An object is gone (``delete_state_unknown``: the delete itself was missed)."""
+        ...
+
+
 class Listener:
-    """Delivers notifications to one handler, in order, from its own task."""
+    """Delivers notifications to one handler, in order, from its own task.
+
+    ``cached``: the handler is a `CachedEventHandler` (given `CachedObject` s), not a
+    `ResourceEventHandler` (given typed objects).
+    """
 
     def __init__(
         self,
         processor: Processor,
-        handler: ResourceEventHandler[Any],
+        handler: ResourceEventHandler[Any] | CachedEventHandler[Any],
         type_: type[Any],
+        *,
+        cached: bool = False,
     ) -> None:
         self._processor = processor
         self.handler = handler
         self.type_ = type_
+        self._to = self._cached if cached else self._decoded
         self._queue: deque[Note] = deque()
         self._wake = asyncio.Event()
         self.synced = asyncio.Event()
@@ -129,13 +168,13 @@ class Listener:
             while not self._queue:
                 self._wake.clear()
                 await self._wake.wait()
-            kind, old, new, flag = self._queue.popleft()
+            kind, key, old, new, flag = self._queue.popleft()
             if kind == SYNCED:
                 self.synced.set()
                 continue
             started = time.perf_counter()
             try:
-                result = self._call(kind, old, new, flag)
+                result = self._call(kind, key, old, new, flag)
                 if result is not None and inspect.isawaitable(result):
                     await result
                 else:
@@ -155,17 +194,24 @@ class Listener:
                     backlog=len(self._queue),
                 )
 
-    def _call(self, kind: int, old: Entry | None, new: Entry | None, flag: bool) -> Any:
-        to = self._processor.decode_as
+    def _decoded(self, key: Key, entry: Entry) -> Any:
+        return self._processor.decode_as(entry, self.type_)
+
+    def _cached(self, key: Key, entry: Entry) -> CachedObject[Any]:
+        return CachedObject(key, entry, self.type_, self._processor.decode_as)
+
+    def _call(
+        self, kind: int, key: Key | None, old: Entry | None, new: Entry | None, flag: bool
+    ) -> Any:
+        assert key is not None
+        assert new is not None
+        to = self._to
         if kind == ADD:
-            assert new is not None
-            return self.handler.add(to(new, self.type_), flag)
+            return self.handler.add(to(key, new), flag)
         if kind == UPDATE:
             assert old is not None
-            assert new is not None
-            return self.handler.update(to(old, self.type_), to(new, self.type_))
-        assert new is not None
-        return self.handler.delete(to(new, self.type_), flag)
+            return self.handler.update(to(key, old), to(key, new))
+        return self.handler.delete(to(key, new), flag)
 
 
 def handler_name(handler: object) -> str:
@@ -202,17 +248,22 @@ class Processor:
 
     def add(
         self,
-        handler: ResourceEventHandler[Any],
+        handler: ResourceEventHandler[Any] | CachedEventHandler[Any],
         type_: type[Any],
         entries: Iterable[tuple[Key, Entry]],
         synced: bool,
+        *,
+        cached: bool = False,
     ) -> Listener:
-        """Register a handler, first given ``entries`` (and a sync mark when ``synced``)."""
-        listener = Listener(self, handler, type_)
-        for _, entry in entries:
-            listener.push((ADD, None, entry, True))
+        """Register a handler, first given ``entries`` (and a sync mark when ``synced``).
+
+        ``cached``: the handler is a `CachedEventHandler`.
+        """
+        listener = Listener(self, handler, type_, cached=cached)
+        for key, entry in entries:
+            listener.push((ADD, key, None, entry, True))
         if synced:
-            listener.push((SYNCED, None, None, False))
+            listener.push((SYNCED, None, None, None, False))
         self.listeners.append(listener)
         return listener
 

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
     from pyctrl.app import Operator
 
-WHAT = ("all", "crd", "rbac", "manager", "webhook", "installer", "helm")
+WHAT = ("all", "crd", "rbac", "manager", "webhook", "policy", "installer", "helm")
 # The subdirectories `Operator.write_manifests` owns: stale YAML in them is removed.
-GENERATED = ("crd", "rbac", "manager", "webhook", "prometheus", "default")
+GENERATED = ("crd", "rbac", "manager", "webhook", "policy", "prometheus", "default")
 # Where each kind of output goes without --out.
 DEFAULT_OUT = {"installer": Path("dist"), "helm": Path("dist/chart")}
 
@@ -251,13 +251,14 @@ def generate(
 ) -> None:
     """Write an Operator's manifests, or check that they are current.
 
-    WHAT is all (default), crd, rbac, manager, webhook, installer or helm;
+    WHAT is all (default), crd, rbac, manager, webhook, policy, installer or helm;
     MODULE[:ATTRIBUTE] is where the Operator is, e.g. mysrv.__main__:operator. Without
     :ATTRIBUTE the module's one Operator is used; `crd` also works on a module that has
     CustomResource classes but no Operator yet.
 
-    CRDs, RBAC, the manager's Deployment and webhook configurations, generated from the
-    Python code into crd/, rbac/, manager/ and webhook/ under --out, each with a
+    CRDs, RBAC, the manager's Deployment, webhook configurations and admission policies,
+    generated from the Python code into crd/, rbac/, manager/, webhook/ and policy/
+    under --out, each with a
     kustomization.yaml, and default/kustomization.yaml (`kubectl kustomize
     config/default`). Stale YAML files in those subdirectories are removed. `installer`
     writes the same objects as one install.yaml; `helm` writes a Helm chart of them.

@@ -33,7 +33,8 @@ Paths follow controller-runtime's convention (`mutate_path`, `validate_path`):
 empty: ``/mutate--v1-pod``, as controller-runtime writes it); a custom path may be
 given. `WebhookOptions` carries what the configuration says of each webhook: operations,
 sub-resources (``status``), object and namespace selectors, ``failurePolicy``,
-``sideEffects``, ``timeoutSeconds``, ``matchPolicy`` and ``reinvocationPolicy``.
+``sideEffects``, ``timeoutSeconds``, ``matchPolicy``, ``reinvocationPolicy`` and CEL
+``matchConditions`` (`MatchCondition`).
 `webhook_configurations` generates the MutatingWebhookConfiguration and
 ValidatingWebhookConfiguration (and `conversion_stanza` the CRD's ``spec.conversion``)
 for what is registered, pointing at a Service (production, with a cert-manager
@@ -75,6 +76,7 @@ from pyctrl.webhook._admission import (
 from pyctrl.webhook._certrotator import CertRotator, RotationOptions, SecretCertificates
 from pyctrl.webhook._config import (
     ClientConfig,
+    MatchCondition,
     Registration,
     Rule,
     WebhookOptions,
@@ -126,6 +128,7 @@ __all__ = [
     "FieldError",
     "InvalidObjectError",
     "LocalWebhooks",
+    "MatchCondition",
     "RotationOptions",
     "Rule",
     "SecretCertificates",

@@ -11,6 +11,7 @@ ValidatingWebhookConfiguration objects, as controller-gen does from kubebuilder'
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -88,6 +89,45 @@ class Rule:
         }
 
 
+_QUALIFIED_NAME = re.compile(
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+_MAX_MATCH_CONDITIONS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class MatchCondition:
+    """One ``matchConditions`` entry: a CEL expression the request must satisfy.
+
+    The API server calls the webhook only if every condition is true; it sees
+    ``object``, ``oldObject``, ``request`` (the AdmissionRequest) and ``authorizer``.
+    A condition that fails to evaluate skips the webhook under ``failure_policy``
+    ``Ignore`` and fails the request under ``Fail``.
+
+    Args:
+        name: A qualified name (``exclude-leases``), unique within the webhook.
+        expression: The CEL expression, returning a bool
+            (``!(request.userInfo.username == 'system:kube-scheduler')``).
+    """
+
+    name: str
+    expression: str
+
+    def __post_init__(self) -> None:
+        if not _QUALIFIED_NAME.match(self.name):
+            raise ValueError(
+                f"match condition name {self.name!r} must be a qualified name "
+                "(alphanumerics, '-', '_' or '.', at most 63, with an optional DNS prefix/)"
+            )
+        if not self.expression.strip():
+            raise ValueError(f"match condition {self.name!r} needs an expression")
+
+    def to_dict(self) -> dict[str, str]:
+        """The entry as it goes on the wire."""
+        return {"name": self.name, "expression": self.expression}
+
+
 @dataclass(frozen=True)
 class WebhookOptions:
     """How the API server calls one admission webhook (kubebuilder's webhook marker).
@@ -115,6 +155,9 @@ class WebhookOptions:
         object_selector: A label selector on the object (new or old).
         reinvocation_policy: For a mutating webhook: ``Never`` or ``IfNeeded``.
         admission_review_versions: The AdmissionReview versions it accepts.
+        match_conditions: CEL conditions (`MatchCondition`) a request must meet for the
+            webhook to be called, emitted as ``matchConditions`` (at most 64, names
+            unique).
     """
 
     name: str | None = None
@@ -131,6 +174,7 @@ class WebhookOptions:
     object_selector: Mapping[str, Any] | None = None
     reinvocation_policy: str | None = None
     admission_review_versions: Sequence[str] = ("v1",)
+    match_conditions: Sequence[MatchCondition] = ()
 
     def __post_init__(self) -> None:
         for op in self.operations or ():
@@ -155,6 +199,11 @@ class WebhookOptions:
                 )
         if "v1" not in self.admission_review_versions:
             raise ValueError("admission_review_versions must include 'v1' (what pyctrl answers)")
+        names = [c.name for c in self.match_conditions]
+        if len(names) > _MAX_MATCH_CONDITIONS:
+            raise ValueError(f"at most {_MAX_MATCH_CONDITIONS} match_conditions, got {len(names)}")
+        if len(set(names)) != len(names):
+            raise ValueError(f"match_conditions names must be unique, got {names}")
 
 
 def resource_of(type_: type[Any], gvk: GroupVersionKind) -> str:
@@ -248,6 +297,8 @@ class Registration:
             out["objectSelector"] = dict(options.object_selector)
         if self.mutating and options.reinvocation_policy is not None:
             out["reinvocationPolicy"] = options.reinvocation_policy
+        if options.match_conditions:
+            out["matchConditions"] = [c.to_dict() for c in options.match_conditions]
         out["rules"] = self.rules
         out["sideEffects"] = options.side_effects
         out["timeoutSeconds"] = options.timeout_seconds or timeout_seconds

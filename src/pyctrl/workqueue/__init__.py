@@ -31,7 +31,9 @@ workers `get` a key, reconcile it, and call `done`. The queue follows client-go'
   kind, the watch, the object that caused it and its resourceVersion). A queue made with
   ``record_triggers=True`` keeps them per key, bounded (the first and last three, and a
   count by kind), and `WorkQueue.triggers` gives the ones that collapsed into the
-  hand-out a worker is processing. Without it, triggers are ignored and cost nothing.
+  hand-out a worker is processing. Without it, triggers are ignored and cost nothing. An
+  add that names no trigger records `event_trigger`: the trigger of the event an event
+  handler is handling in this task (none outside a handler).
 - **Shutdown.** `WorkQueue.shut_down` makes every `WorkQueue.get` raise `ShutDownError`
   and drops queued keys; `WorkQueue.shut_down_with_drain` also waits until every key
   handed out is done.
@@ -46,6 +48,7 @@ It is asyncio-native and, like asyncio, not thread-safe.
 
 from __future__ import annotations
 
+from pyctrl.workqueue import _triggers
 from pyctrl.workqueue._fairness import by_cluster, by_cluster_and_namespace, by_namespace
 from pyctrl.workqueue._metrics import NoopQueueMetrics, QueueMetrics
 from pyctrl.workqueue._queue import (
@@ -87,4 +90,8 @@ __all__ = [
     "by_cluster_and_namespace",
     "by_namespace",
     "default_controller_rate_limiter",
+    "event_trigger",
 ]
+
+event_trigger = _triggers.event_trigger
+"""The trigger of the event a handler is handling in this task: what a bare add records."""

@@ -19,7 +19,7 @@ from pyctrl.workqueue._delaying import DelayedKeys
 from pyctrl.workqueue._metrics import NoopQueueMetrics
 from pyctrl.workqueue._priority import BLOCKED, DELAYED, GONE, READY, Entry, ReadyKeys
 from pyctrl.workqueue._ratelimit import default_controller_rate_limiter
-from pyctrl.workqueue._triggers import EMPTY, Trigger, Triggers, _Log
+from pyctrl.workqueue._triggers import EMPTY, Trigger, Triggers, _Log, event_trigger
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -191,6 +191,8 @@ class WorkQueue(Generic[K]):
             key: Any hashable value; controllers use `pyctrl.reconcile.Request`.
             priority: Higher goes first; see `LOW_PRIORITY`.
             trigger: Why the key is queued; kept for `triggers` if the queue records them.
+                None: the trigger of the event being handled, when an event handler adds
+                (`pyctrl.source.dispatch`), else none.
         """
         if priority.__class__ is not int:
             _check_priority(priority)
@@ -258,6 +260,8 @@ class WorkQueue(Generic[K]):
             raise TypeError(
                 f"workqueue keys must be hashable, got {type(key).__name__}: {key!r}"
             ) from None
+        if trigger is None and self.records_triggers:
+            trigger = event_trigger.get()
         if entry is None:
             entry = self._add_new(key, due, priority, now)
             if trigger is not None and self.records_triggers:

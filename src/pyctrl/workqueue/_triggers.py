@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-__all__ = ["KEPT_FIRST", "KEPT_LAST", "Trigger", "TriggerKind", "Triggers"]
+__all__ = ["KEPT_FIRST", "KEPT_LAST", "Trigger", "TriggerKind", "Triggers", "event_trigger"]
 
 KEPT_FIRST: Final = 3
 """How many of a key's first triggers are kept."""
@@ -149,6 +150,15 @@ def _check_kind(kind: str) -> None:
     if not isinstance(kind, str) or not _KIND.fullmatch(kind):
         raise ValueError(f"trigger kind must be a lowercase name ([a-z][a-z0-9_]*), got {kind!r}")
     _VALID_KINDS.add(kind)
+
+
+event_trigger: ContextVar[Trigger | None] = ContextVar("pyctrl_event_trigger", default=None)
+"""The trigger of the event an event handler is handling in this task.
+
+`pyctrl.source.dispatch` sets it around each handler call, so that every add a handler
+makes without a trigger of its own (``queue.add(request)``) records the event's; adds
+outside a handler record `TriggerKind.UNKNOWN`.
+"""
 
 
 class _Log:

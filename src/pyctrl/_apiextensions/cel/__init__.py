@@ -65,17 +65,21 @@ from __future__ import annotations
 from pyctrl._apiextensions.cel.program import (
     CompiledRule,
     Program,
+    compile_env,
     compile_expression,
     compile_rules,
 )
-from pyctrl._apiextensions.cel.types import schema_type
+from pyctrl._apiextensions.cel.types import DYN, T, schema_type
 from pyctrl._apiextensions.cel.values import CelCompileError, CelEvalError, parse_quantity
 
 __all__ = [
+    "DYN",
     "CelCompileError",
     "CelEvalError",
     "CompiledRule",
     "Program",
+    "T",
+    "compile_env",
     "compile_expression",
     "compile_rules",
     "parse_quantity",

@@ -47,7 +47,7 @@ from pyctrl._apiextensions.cel.values import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 # ---------------------------------------------------------------------------------------
 # Compilation: celpy's parse tree -> checked closures.
@@ -135,12 +135,26 @@ _ARITH_OPS: Final = {
 
 
 class _Compiler:
-    def __init__(self, source: str, self_type: T, old_type: T) -> None:
+    def __init__(
+        self,
+        source: str,
+        self_type: T,
+        old_type: T,
+        *,
+        decls: Mapping[str, T] | None = None,
+        lazy: Mapping[str, T] | None = None,
+        constructors: bool = False,
+    ) -> None:
         self.source = source
         self.self_type = self_type
         self.old_type = old_type
         self.scopes: list[dict[str, T]] = []
         self.uses_old_self = False
+        # An environment with declared variables (admission's object, request, params...)
+        # instead of the rules' self/oldSelf; ``lazy`` are the ``variables.<name>``.
+        self.decls = decls
+        self.lazy = lazy
+        self.constructors = constructors
 
     def fail(self, node: Tree[Any] | Token, message: str) -> _CompileFailedError:
         line, col = _pos(node)
@@ -332,7 +346,20 @@ class _Compiler:
         return self.compile(tree.children[0])
 
     def c_member_object(self, tree: Tree[Any]) -> tuple[Fn, T]:
-        raise self.fail(tree, "message construction is not supported")
+        type_name = _dotted_name(tree.children[0])
+        if not self.constructors or type_name is None:
+            raise self.fail(tree, "message construction is not supported")
+        if type_name != "JSONPatch" and type_name.split(".")[0] != "Object":
+            raise self.fail(tree, f"undeclared reference to '{type_name}' (in container '')")
+        inits = tree.children[1].children if len(tree.children) > 1 else []
+        fields: list[tuple[str, Fn]] = []
+        for i in range(0, len(inits), 2):
+            fields.append((str(tok(inits[i])), self.compile(inits[i + 1])[0]))
+
+        def construct(env: dict[str, Any]) -> dict[str, Any]:
+            return {name: fn(env) for name, fn in fields}
+
+        return construct, DYN
 
     def c_ident(self, tree: Tree[Any]) -> tuple[Fn, T]:
         token = tok(tree.children[0])
@@ -346,9 +373,13 @@ class _Compiler:
         var_t = self.lookup_var(name)
         if var_t is not None:
             return (lambda env: env[name]), var_t
-        if name == "self":
+        if self.decls is not None:
+            declared = self.decls.get(name)
+            if declared is not None:
+                return (lambda env: env[name]), declared
+        elif name == "self":
             return (lambda env: env["self"]), self.self_type
-        if name == "oldSelf":
+        elif name == "oldSelf":
             self.uses_old_self = True
 
             def old_self(env: dict[str, Any]) -> Any:
@@ -372,8 +403,21 @@ class _Compiler:
                 field_token,
                 f"undeclared reference to '{simple_name(operand_tree)}.{name}' (in container '')",
             )
+        operand_name = simple_name(operand_tree)
+        if self.lazy is not None and operand_name == "variables":
+            return self.lazy_variable(name, field_token)
+        if name == "requestResource" and operand_name == "authorizer" and self.decls:
+            return (lambda env: env["authorizer"].request_resource), DYN
         operand, t = self.compile(operand_tree)
         return self.select(operand, t, name, field_token, test_only=False)
+
+    def lazy_variable(self, name: str, token: Token) -> tuple[Fn, T]:
+        """``variables.<name>``: evaluated on first use, once per evaluation."""
+        assert self.lazy is not None
+        var_t = self.lazy.get(name)
+        if var_t is None:
+            raise self.fail(token, f"undefined field '{name}'")
+        return (lambda env: env["variables"].get(name)), var_t
 
     def select(
         self, operand: Fn, t: T, name: str, token: Token, *, test_only: bool
@@ -573,6 +617,19 @@ class _Compiler:
         except ValueError as e:
             raise self.fail(token, str(e)) from None
         return (lambda env: value), t
+
+
+def _dotted_name(node: Any) -> str | None:
+    """``Object.spec.template`` of a message construction's type, else None."""
+    name = simple_name(node)
+    if name is not None:
+        return name
+    while isinstance(node, Tree) and node.data != "member_dot" and len(node.children) == 1:
+        node = node.children[0]
+    if isinstance(node, Tree) and node.data == "member_dot":
+        prefix = _dotted_name(node.children[0])
+        return None if prefix is None else f"{prefix}.{tok(node.children[1])}"
+    return None
 
 
 def _unescape(name: str) -> str:

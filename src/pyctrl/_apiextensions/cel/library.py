@@ -15,6 +15,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, Final
 
+from pyctrl._apiextensions.cel.authz import AUTHZ_METHODS
 from pyctrl._apiextensions.cel.types import (
     BOOL,
     BYTES,
@@ -661,6 +662,13 @@ def _time_part(name: str, t: Any, *args: Any) -> int:
 Impl = Callable[..., Any]
 
 
+def _escape_key(key: Any) -> str:
+    """``jsonpatch.escapeKey``: a map key as a JSON pointer segment (RFC 6901)."""
+    if not isinstance(key, str):
+        raise _no_overload("jsonpatch.escapeKey", key)
+    return key.replace("~", "~0").replace("/", "~1")
+
+
 def _time_getter(name: str) -> Impl:
     return lambda t, *a: _time_part(name, t, *a)
 
@@ -719,6 +727,7 @@ _METHODS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
     "value": (lambda o: _optional_method("value", o), DYN, (0,)),
     "orValue": (lambda o, d: _optional_method("orValue", o, d), DYN, (1,)),
     "or": (lambda o, d: _optional_method("or", o, d), DYN, (1,)),
+    **AUTHZ_METHODS,
     **{
         name: (_time_getter(name), INT, (0, 1))
         for name in (
@@ -781,6 +790,7 @@ _FUNCTIONS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
     "isCIDR": (lambda s: _is_valid(_parse_cidr, s), BOOL, (1,)),
     "ip.isCanonical": (_ip_is_canonical, BOOL, (1,)),
     "sets.contains": (lambda a, b: _sets("sets.contains", a, b), BOOL, (2,)),
+    "jsonpatch.escapeKey": (_escape_key, STRING, (1,)),
     "sets.equivalent": (lambda a, b: _sets("sets.equivalent", a, b), BOOL, (2,)),
     "sets.intersects": (lambda a, b: _sets("sets.intersects", a, b), BOOL, (2,)),
     "math.greatest": (

@@ -12,6 +12,8 @@ from pyctrl._apiextensions.cel.types import DYN, T, _converter, schema_type
 from pyctrl._apiextensions.cel.values import _NONE, CelCompileError, CelEvalError, Optional
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pyctrl._apiextensions.cel.macros import Fn
 
 # ---------------------------------------------------------------------------------------
@@ -42,6 +44,14 @@ class Program:
         self.result_type = result_type
         self.uses_old_self = uses_old_self
         self._conv = _converter(self_type)
+
+    def run(self, env: dict[str, Any]) -> Any:
+        """Evaluate against an environment of declared variables (`compile_env`).
+
+        Raises:
+            CelEvalError: Evaluation failed.
+        """
+        return _guarded(self._fn, env)
 
     def evaluate(
         self,
@@ -75,14 +85,19 @@ class Program:
                 env["oldSelf"] = Optional(True, old) if has_old else _NONE
             elif has_old:
                 env["oldSelf"] = old
-        try:
-            return self._fn(env)
-        except CelEvalError:
-            raise
-        except RecursionError:
-            raise CelEvalError("max recursion depth exceeded") from None
-        except _PY_ERRORS as e:
-            raise CelEvalError(f"no such overload: {e}") from None
+        return _guarded(self._fn, env)
+
+
+def _guarded(fn: Fn, env: dict[str, Any]) -> Any:
+    """Run a compiled expression; Python's own errors become CEL evaluation errors."""
+    try:
+        return fn(env)
+    except CelEvalError:
+        raise
+    except RecursionError:
+        raise CelEvalError("max recursion depth exceeded") from None
+    except _PY_ERRORS as e:
+        raise CelEvalError(f"no such overload: {e}") from None
 
 
 def compile_expression(
@@ -104,8 +119,51 @@ def compile_expression(
     """
     st = self_type or DYN
     old_t = T("optional", st) if optional_old_self else st
+    compiler = _Compiler(source, st, old_t)
+    fn, result_t = _compile(source, compiler)
+    return Program(source, fn, result_t, compiler.uses_old_self, st)
+
+
+def compile_env(
+    source: str,
+    decls: Mapping[str, T],
+    *,
+    lazy: Mapping[str, T] | None = None,
+    constructors: bool = False,
+) -> Program:
+    """Compile an expression over declared variables (admission's ``object``, ``request``...).
+
+    Args:
+        source: The expression.
+        decls: The variables in scope and their static types.
+        lazy: The ``variables.<name>`` in scope (evaluated by ``env["variables"].get``).
+        constructors: Allow ``Object{...}`` and ``JSONPatch{...}`` (mutating policies).
+
+    Returns:
+        The program; evaluate it with `Program.run`.
+
+    Raises:
+        CelCompileError: The expression does not parse or does not type-check.
+    """
+    compiler = _Compiler(source, DYN, DYN, decls=decls, lazy=lazy, constructors=constructors)
+    fn, result_t = _compile(source, compiler)
+    return Program(source, fn, result_t, False, DYN)
+
+
+def _compile(source: str, compiler: _Compiler) -> tuple[Fn, T]:
+    """Parse and check ``source`` with ``compiler``; `CelCompileError` with cel-go's issue."""
+    tree = _parse_or_raise(source)
     try:
-        tree = _parse(source)
+        return compiler.compile(tree)
+    except _CompileFailedError as e:
+        raise CelCompileError(str(e)) from None
+    except RecursionError:
+        raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
+
+
+def _parse_or_raise(source: str) -> Any:
+    try:
+        return _parse(source)
     except CELParseError as e:
         line = getattr(e, "line", None) or 1
         col = getattr(e, "column", None) or 1
@@ -113,14 +171,6 @@ def compile_expression(
         raise CelCompileError(
             _issue(source, line, col, f"Syntax error: {_syntax_message(source, detail)}")
         ) from None
-    compiler = _Compiler(source, st, old_t)
-    try:
-        fn, result_t = compiler.compile(tree)
-    except _CompileFailedError as e:
-        raise CelCompileError(str(e)) from None
-    except RecursionError:
-        raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
-    return Program(source, fn, result_t, compiler.uses_old_self, st)
 
 
 def _syntax_message(source: str, detail: str) -> str:

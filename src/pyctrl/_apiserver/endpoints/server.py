@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from pyctrl._apiserver import discovery as _discovery
+from pyctrl._apiserver.admission.plugin.policy.plugin import PolicyPlugin
 from pyctrl._apiserver.authentication import Authenticator
-from pyctrl._apiserver.authorization import BOOTSTRAP_POLICY, Authorizer
+from pyctrl._apiserver.authorization import BOOTSTRAP_POLICY, Authorizer, cel_authorize
 from pyctrl._apiserver.controllers.manager import ControllerManager
 from pyctrl._apiserver.endpoints.filters import (
     API_ROUTE,
@@ -105,13 +106,15 @@ class APIServer:
         self.store = Store(history_size)
         self.hub = WatchHub()
         self.store.add_listener(self.hub.dispatch)
-        self.admission: list[AdmissionHook] = []
+        self.authz = Authorizer(self.store)
+        """RBAC over the stored roles and bindings (`pyctrl._apiserver.authorization`)."""
+        self.policies = PolicyPlugin(self, authorize=cel_authorize(self.authz))
+        """The admission policies' plugin, first in `admission` (its ``audit`` sink)."""
+        self.admission: list[AdmissionHook] = [self.policies]
         self.conversion: ConversionHook | None = None
         self.api = API(
             self.store, self.registry, admission=self.admission, conversion=lambda: self.conversion
         )
-        self.authz = Authorizer(self.store)
-        """RBAC over the stored roles and bindings (`pyctrl._apiserver.authorization`)."""
         self.controllers = ControllerManager(
             self.api, self.hub, garbage_collector=garbage_collector
         )

@@ -25,6 +25,7 @@ __all__ = [
     "STRING",
     "Cells",
     "Printer",
+    "admission_policy",
     "age",
     "containers",
     "get",
@@ -34,6 +35,7 @@ __all__ = [
     "name_created_at",
     "parse_time",
     "pod_template_spec",
+    "policy_binding",
     "selector_text",
     "workload_cells",
 ]
@@ -180,3 +182,71 @@ def _name_and_creation(obj: dict[str, Any], now: datetime) -> Cells:
 
 name_created_at = Printer((NAME, ("Created At", STRING, 0)), _name_and_creation)
 """Name and the creation timestamp as written (RBAC roles)."""
+
+
+# --- admission policies (printValidatingAdmissionPolicy... of kube-apiserver's printers) ----
+
+
+def _param_kind(spec: dict[str, Any]) -> str:
+    kind = spec.get("paramKind")
+    if not isinstance(kind, dict):
+        return "<unset>"
+    return f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+
+
+def _go_label_selector(sel: dict[str, Any]) -> str:
+    """``metav1.LabelSelector.String()``, the generated Go form kubectl shows for a paramRef."""
+    labels = sel.get("matchLabels") or {}
+    pairs = "".join(f"{k}: {labels[k]}," for k in sorted(labels))
+    requirements = "".join(
+        f"LabelSelectorRequirement{{Key:{r.get('key', '')},Operator:{r.get('operator', '')},"
+        f"Values:[{' '.join(r.get('values') or [])}],}},"
+        for r in sel.get("matchExpressions") or []
+        if isinstance(r, dict)
+    )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{pairs}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{requirements}}},}}"
+    )
+
+
+def _param_ref(spec: dict[str, Any]) -> str:
+    ref = spec.get("paramRef")
+    if not isinstance(ref, dict):
+        return "<unset>"
+    if ref.get("name"):
+        return f"{ref.get('namespace') or '*'}/{ref['name']}"
+    if isinstance(ref.get("selector"), dict):
+        return _go_label_selector(ref["selector"])
+    return "<unset>"
+
+
+def admission_policy(column: str, items: str) -> Printer:
+    """``print{Validating,Mutating}AdmissionPolicy``: name, how many items, paramKind, age."""
+
+    def cells(obj: dict[str, Any], now: datetime) -> Cells:
+        spec = obj.get("spec") or {}
+        return [
+            ro_meta(obj).get("name", ""),
+            len(spec.get(items) or []),
+            _param_kind(spec),
+            age(ro_meta(obj).get("creationTimestamp"), now),
+        ]
+
+    return Printer((NAME, (column, INTEGER, 0), ("ParamKind", STRING, 0), AGE), cells)
+
+
+def _policy_binding(obj: dict[str, Any], now: datetime) -> Cells:
+    spec = obj.get("spec") or {}
+    return [
+        ro_meta(obj).get("name", ""),
+        spec.get("policyName", ""),
+        _param_ref(spec),
+        age(ro_meta(obj).get("creationTimestamp"), now),
+    ]
+
+
+policy_binding = Printer(
+    (NAME, ("PolicyName", STRING, 0), ("ParamRef", STRING, 0), AGE), _policy_binding
+)
+"""``print{Validating,Mutating}AdmissionPolicyBinding``: name, policy, paramRef, age."""

@@ -12,8 +12,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pyctrl._apiserver.registry.admissionregistration.mutatingadmissionpolicy import (
+    MutatingAdmissionPolicyStrategy,
+)
+from pyctrl._apiserver.registry.admissionregistration.mutatingadmissionpolicybinding import (
+    MutatingAdmissionPolicyBindingStrategy,
+)
 from pyctrl._apiserver.registry.admissionregistration.mutatingwebhookconfiguration import (
     MutatingWebhookConfigurationStrategy,
+)
+from pyctrl._apiserver.registry.admissionregistration.validatingadmissionpolicy import (
+    ValidatingAdmissionPolicyStrategy,
+)
+from pyctrl._apiserver.registry.admissionregistration.validatingadmissionpolicybinding import (
+    ValidatingAdmissionPolicyBindingStrategy,
 )
 from pyctrl._apiserver.registry.admissionregistration.validatingwebhookconfiguration import (
     ValidatingWebhookConfigurationStrategy,
@@ -90,6 +102,18 @@ KINDS: dict[StorageKey, type[Strategy]] = {
     ),
     ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): (
         ValidatingWebhookConfigurationStrategy
+    ),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"): (
+        ValidatingAdmissionPolicyStrategy
+    ),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"): (
+        ValidatingAdmissionPolicyBindingStrategy
+    ),
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicies"): (
+        MutatingAdmissionPolicyStrategy
+    ),
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"): (
+        MutatingAdmissionPolicyBindingStrategy
     ),
     ("rbac.authorization.k8s.io", "roles"): RoleStrategy,
     ("rbac.authorization.k8s.io", "clusterroles"): ClusterRoleStrategy,

@@ -299,6 +299,46 @@ def _admissionregistration() -> list[ResourceType]:
             namespaced=False,
             categories=("api-extensions",),
         ),
+        *_admission_policies(),
+    ]
+
+
+def _admission_policies() -> list[ResourceType]:
+    """The admission policies and their bindings (v1 in Kubernetes 1.36, MAP's first GA)."""
+    common: dict[str, Any] = {
+        "namespaced": False,
+        "categories": ("api-extensions",),
+    }
+    return [
+        _builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicy",
+            "validatingadmissionpolicies",
+            subresources=_STATUS,
+            **common,
+        ),
+        _builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            "validatingadmissionpolicybindings",
+            **common,
+        ),
+        _builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingAdmissionPolicy",
+            "mutatingadmissionpolicies",
+            **common,
+        ),
+        _builtin(
+            "admissionregistration.k8s.io",
+            "v1",
+            "MutatingAdmissionPolicyBinding",
+            "mutatingadmissionpolicybindings",
+            **common,
+        ),
     ]
 
 

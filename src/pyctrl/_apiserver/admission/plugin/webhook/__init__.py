@@ -75,8 +75,13 @@ pkg/admission/plugin/webhook, apiextensions-apiserver pkg/apiserver/conversion):
   ``conversion webhook for <group/version>, Kind=<Kind> failed: ...``. The call is
   bounded at 30 seconds (kube-apiserver's webhook client timeout).
 
-Not done: ``matchConditions`` (CEL) are not evaluated; a matching webhook that has
-them fails the request with an error saying so. Webhook configurations are not
+``matchConditions`` are CEL expressions (``object``, ``oldObject``, ``request``,
+``authorizer``; `pyctrl._apiserver.admission.plugin.cel`) evaluated once the rules and
+selectors match: one false skips the webhook; an error with none false skips it under
+``failurePolicy: Ignore`` and fails the request under ``Fail`` with 403 ``<resource>
+"<name>" is forbidden: expression '<e>' resulted in error: <error>``.
+
+Not done: webhook configurations are not
 validated when stored (kube-apiserver rejects, for instance, ``sideEffects: Some`` in
 ``admissionregistration.k8s.io/v1``); such values are honoured here as far as they
 make sense. Each call opens a fresh connection (no keep-alive), which costs a TLS

@@ -11,15 +11,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apimachinery.gofmt import go_quote as _quote
+from pyctrl._apiserver.admission.plugin.cel import MatchCondition, compile_match_conditions
 from pyctrl._apiserver.admission.plugin.webhook.client import DEFAULT_TIMEOUT_SECONDS
+from pyctrl._apiserver.apimachinery.errors import StatusError, not_found
 from pyctrl._apiserver.apimachinery.fields import (
     LabelSelector,
     SelectorError,
     selector_from_object,
 )
+from pyctrl._apiserver.storage.keys import NAMESPACES
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.admission.interfaces import AdmissionRequest
+    from pyctrl._apiserver.admission.interfaces import AdmissionRequest, PluginHost
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import StorageKey
 
@@ -33,6 +36,8 @@ __all__ = [
     "Invocation",
     "is_namespace_resource",
     "matches_any",
+    "namespace_selector_matches",
+    "object_selector_matches",
     "parse_configuration",
     "rule_matches",
     "selector",
@@ -75,7 +80,8 @@ class Hook:
     reinvoke_if_needed: bool
     client_config: Any
     review_versions: tuple[str, ...]
-    has_match_conditions: bool
+    match_conditions: tuple[MatchCondition, ...] = ()
+    """``matchConditions``, compiled (`pyctrl._apiserver.admission.plugin.cel`)."""
 
 
 def selector(raw: Any) -> tuple[LabelSelector | None, str]:
@@ -121,10 +127,48 @@ def parse_configuration(config: dict[str, Any]) -> list[Hook]:
                 review_versions=tuple(
                     str(v) for v in raw.get("admissionReviewVersions") or [] if isinstance(v, str)
                 ),
-                has_match_conditions=bool(raw.get("matchConditions")),
+                match_conditions=tuple(compile_match_conditions(raw.get("matchConditions"), None)),
             )
         )
     return hooks
+
+
+def namespace_selector_matches(
+    host: PluginHost, request: AdmissionRequest, namespace: str, selector_: LabelSelector | None
+) -> tuple[bool, StatusError | None]:
+    """``namespace.Matcher.MatchNamespaceSelector`` (webhooks and policies).
+
+    Cluster-scoped objects always match; a Namespace being created or updated matches on
+    its own labels, anything else on its namespace's stored labels.
+    """
+    is_namespace = is_namespace_resource(request.resource)
+    if not namespace and not is_namespace:
+        return True, None
+    if selector_ is None or selector_.empty:
+        return True, None
+    if is_namespace and not request.subresource and request.operation in ("CREATE", "UPDATE"):
+        labels = ((request.obj or {}).get("metadata") or {}).get("labels")
+    else:
+        stored = host.store.get(NAMESPACES, "", namespace)
+        if stored is None:
+            return False, not_found("", "namespaces", namespace)
+        labels = (stored.get("metadata") or {}).get("labels")
+    return selector_.matches(labels if isinstance(labels, dict) else None), None
+
+
+def object_selector_matches(
+    selector_: LabelSelector | None, obj: dict[str, Any] | None, old: dict[str, Any] | None
+) -> bool:
+    """``object.Matcher.MatchObjectSelector``: the new or the old object's labels."""
+    if selector_ is None or selector_.empty:
+        return True
+    for candidate in (obj, old):
+        if candidate is None:
+            continue
+        labels = (candidate.get("metadata") or {}).get("labels")
+        if selector_.matches(labels if isinstance(labels, dict) else None):
+            return True
+    return False
 
 
 def matches_any(items: Any, requested: str) -> bool:

@@ -16,6 +16,11 @@ import jsonpointer
 import orjson
 
 from pyctrl._apimachinery.gofmt import go_quote as _quote
+from pyctrl._apiserver.admission.plugin.cel import (
+    Activation,
+    evaluate_match_conditions,
+    no_authorizer,
+)
 from pyctrl._apiserver.admission.plugin.webhook.client import (
     CallFailedError,
     CallingWebhookError,
@@ -32,16 +37,23 @@ from pyctrl._apiserver.admission.plugin.webhook.config import (
     Hook,
     Invocation,
     is_namespace_resource,
+    namespace_selector_matches,
+    object_selector_matches,
     parse_configuration,
     rule_matches,
     verify_admission_response,
 )
-from pyctrl._apiserver.apimachinery.errors import StatusError, bad_request, internal, not_found
-from pyctrl._apiserver.storage.keys import NAMESPACES
+from pyctrl._apiserver.apimachinery.errors import (
+    StatusError,
+    bad_request,
+    forbidden,
+    internal,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from pyctrl._apiextensions.cel.authz import AuthorizeFunc
     from pyctrl._apiserver.admission.interfaces import AdmissionRequest, PluginHost
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import StorageKey
@@ -59,11 +71,20 @@ class WebhookDispatcher:
             ValidatingWebhookConfigurations are read on each request.
         services: ``"<namespace>/<name>"`` of a Service -> base URL that reaches it
             (the embedded server has no cluster DNS); see the module docstring.
+        authorize: Answers the ``authorizer`` of ``matchConditions``; None allows all.
     """
 
-    def __init__(self, server: PluginHost, *, services: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        server: PluginHost,
+        *,
+        services: Mapping[str, str] | None = None,
+        authorize: AuthorizeFunc | None = None,
+    ) -> None:
         self.server = server
         self.client = Client(services)
+        self.authorize: AuthorizeFunc = authorize or no_authorizer
+        """Answers ``authorizer`` questions of ``matchConditions`` (the server's RBAC)."""
         self._parsed: dict[StorageKey, dict[str, tuple[str, list[Hook]]]] = {
             MUTATING: {},
             VALIDATING: {},
@@ -117,38 +138,20 @@ class WebhookDispatcher:
     def _namespace_matches(self, hook: Hook, attrs: Attributes) -> tuple[bool, StatusError | None]:
         """``namespace.Matcher.MatchNamespaceSelector``."""
         request = attrs.request
-        is_namespace = is_namespace_resource(request.resource)
-        if not attrs.namespace and not is_namespace:
+        if not attrs.namespace and not is_namespace_resource(request.resource):
             return True, None
         if hook.namespace_selector_error:
             return False, internal(hook.namespace_selector_error)
-        selector = hook.namespace_selector
-        if selector is None or selector.empty:
-            return True, None
-        if is_namespace and not request.subresource and request.operation in ("CREATE", "UPDATE"):
-            labels = ((attrs.obj or {}).get("metadata") or {}).get("labels")
-        else:
-            stored = self.server.store.get(NAMESPACES, "", attrs.namespace)
-            if stored is None:
-                return False, not_found("", "namespaces", attrs.namespace)
-            labels = (stored.get("metadata") or {}).get("labels")
-        return selector.matches(labels if isinstance(labels, dict) else None), None
+        return namespace_selector_matches(
+            self.server, request, attrs.namespace, hook.namespace_selector
+        )
 
     @staticmethod
     def _object_matches(hook: Hook, attrs: Attributes) -> tuple[bool, StatusError | None]:
         """``object.Matcher.MatchObjectSelector``: the new or the old object's labels."""
         if hook.object_selector_error:
             return False, internal(hook.object_selector_error)
-        selector = hook.object_selector
-        if selector is None or selector.empty:
-            return True, None
-        for obj in (attrs.obj, attrs.request.old):
-            if obj is None:
-                continue
-            labels = (obj.get("metadata") or {}).get("labels")
-            if selector.matches(labels if isinstance(labels, dict) else None):
-                return True, None
-        return False, None
+        return object_selector_matches(hook.object_selector, attrs.obj, attrs.request.old), None
 
     def _invocation(self, hook: Hook, attrs: Attributes) -> Invocation | None:
         """``Webhook.ShouldCallHook``: the invocation, None to skip, StatusError to fail."""
@@ -188,12 +191,29 @@ class WebhookDispatcher:
             raise ns_error
         if obj_error is not None:
             raise obj_error
-        if hook.has_match_conditions:
-            raise internal(
-                f"webhook {_quote(hook.name)} has matchConditions, which the embedded API "
-                "server does not evaluate"
-            )
+        if hook.match_conditions and not self._conditions_match(hook, attrs, target):
+            return None
         return Invocation(hook, target)
+
+    def _conditions_match(self, hook: Hook, attrs: Attributes, target: ResourceType) -> bool:
+        """``matchconditions.Matcher.Match``: False skips the webhook; an error may fail."""
+        request = attrs.request
+        obj, rt = attrs.obj, request.resource
+        if obj is not None and (target.group, target.version) != (rt.group, rt.version):
+            # The conditions see the object at the matched version (versionedAttr).
+            obj = self.server.api.to_external(target, self.server.api.to_storage(rt, obj))
+        activation = Activation.build(self.server, request, target, self.authorize, obj)
+        matches, error = evaluate_match_conditions(
+            list(hook.match_conditions), activation.env(None)
+        )
+        if error and matches:
+            if hook.ignore_failures:
+                return False
+            logger.warning(
+                "Failed evaluating match conditions, failing closed %s: %s", hook.name, error
+            )
+            raise forbidden(request.resource.group, request.resource.plural, request.name, error)
+        return matches
 
     # --- calls ---------------------------------------------------------------------------
 
