@@ -11,27 +11,27 @@ from typing import Any, Final
 
 from pyctrl._apiextensions.cel_rules import valid_field_path
 from pyctrl._apiextensions.names import is_dns1035_label, is_dns1123_subdomain
-from pyctrl._apiextensions.nodes import _Node, _str
-from pyctrl._apiextensions.pruning import _prune
+from pyctrl._apiextensions.nodes import Node, str_field
+from pyctrl._apiextensions.pruning import prune_value
 from pyctrl._apiextensions.structural import (
-    _OPENAPI_V3_TYPES,
-    _go_string_slice,
-    _map_list_keys_map_set_errors,
-    _new_structural_error,
-    _schema_validation_errors,
-    _SchemaOpts,
-    _validate_structural,
+    OPENAPI_V3_TYPES,
+    SchemaOpts,
+    go_string_slice,
+    map_list_keys_map_set_errors,
+    new_structural_error,
+    schema_validation_errors,
+    validate_structural,
 )
 from pyctrl._apimachinery.field import (
     Cause,
-    _child,
-    _index,
+    child,
     field_duplicate,
     field_forbidden,
     field_invalid,
     field_not_supported,
     field_required,
     field_too_many,
+    index,
 )
 from pyctrl._apimachinery.gofmt import GoLiteral, go_json, go_quote
 from pyctrl._apimachinery.jsonvalue import deep_equal
@@ -207,14 +207,14 @@ def _has_non_atomic_set(s: dict[str, Any]) -> bool:
 
 
 def _has_unpruned_default(s: dict[str, Any]) -> bool:
-    if _new_structural_error(s) is not None or _validate_structural(s, ""):
+    if new_structural_error(s) is not None or validate_structural(s, ""):
         return False
-    node = _Node(s)
+    node = Node(s)
 
-    def walk(n: _Node) -> bool:
+    def walk(n: Node) -> bool:
         if n.has_default:
             pruned = copy.deepcopy(n.default)
-            _prune(pruned, n, n.embedded, None, "")
+            prune_value(pruned, n, n.embedded, None, "")
             if not deep_equal(pruned, n.default):
                 return True
         kids = list((n.properties or {}).values())
@@ -225,24 +225,24 @@ def _has_unpruned_default(s: dict[str, Any]) -> bool:
     return walk(node)
 
 
-def _schema_opts(old_spec: _Internal | None) -> _SchemaOpts:
+def _schema_opts(old_spec: _Internal | None) -> SchemaOpts:
     if old_spec is None:
-        return _SchemaOpts()
+        return SchemaOpts()
     schemas = old_spec.schemas()
 
     def any_schema(pred: Any) -> bool:
         return any(_schema_has(s, pred) for s in schemas)
 
-    return _SchemaOpts(
+    return SchemaOpts(
         require_valid_property_type=not any_schema(
             lambda s: (
-                isinstance(s.get("type"), str) and s["type"] and s["type"] not in _OPENAPI_V3_TYPES
+                isinstance(s.get("type"), str) and s["type"] and s["type"] not in OPENAPI_V3_TYPES
             )
         ),
         require_pruned_defaults=not any(_has_unpruned_default(s) for s in schemas),
         require_atomic_set_type=not any_schema(_has_non_atomic_set),
         require_map_list_keys_map_set_validation=not any_schema(
-            lambda s: bool(_map_list_keys_map_set_errors(s, ""))
+            lambda s: bool(map_list_keys_map_set_errors(s, ""))
         ),
     )
 
@@ -291,8 +291,8 @@ def validate_crd(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list
     assert isinstance(spec, dict)
     names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
     assert isinstance(names, dict)
-    group = _str(spec, "group")
-    plural = _str(names, "plural")
+    group = str_field(spec, "group")
+    plural = str_field(names, "plural")
     errs: list[Cause] = []
     errs += _crd_metadata_errors(crd, plural, group)
     old_spec: dict[str, Any] | None = None
@@ -332,7 +332,7 @@ def _crd_metadata_errors(crd: dict[str, Any], plural: str, group: str) -> list[C
     meta = crd.get("metadata") if isinstance(crd.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
     errs: list[Cause] = []
-    generate_name = _str(meta, "generateName")
+    generate_name = str_field(meta, "generateName")
     required_name = f"{plural}.{group}"
 
     def name_errors(name: str, prefix: bool) -> list[str]:
@@ -345,13 +345,13 @@ def _crd_metadata_errors(crd: dict[str, Any], plural: str, group: str) -> list[C
     if generate_name:
         for msg in name_errors(generate_name, True):
             errs.append(field_invalid("metadata.generateName", generate_name, msg))
-    name = _str(meta, "name")
+    name = str_field(meta, "name")
     if not name:
         errs.append(field_required("metadata.name", "name or generateName is required"))
     else:
         for msg in name_errors(name, False):
             errs.append(field_invalid("metadata.name", name, msg))
-    if _str(meta, "namespace"):
+    if str_field(meta, "namespace"):
         errs.append(field_forbidden("metadata.namespace", "not allowed on this type"))
     return errs
 
@@ -363,7 +363,7 @@ def _go_versions(versions: list[dict[str, Any]]) -> GoLiteral:
     return GoLiteral("[]apiextensions.CustomResourceDefinitionVersion" + go_json(versions))
 
 
-def _crd_spec_errors(spec: dict[str, Any], internal: _Internal, opts: _SchemaOpts) -> list[Cause]:
+def _crd_spec_errors(spec: dict[str, Any], internal: _Internal, opts: SchemaOpts) -> list[Cause]:
     """ValidateCustomResourceDefinitionSpec."""
     errs = _group_and_scope_errors(spec)
     errs += _schema_presence_errors(spec, internal, opts)
@@ -392,7 +392,7 @@ def _crd_spec_errors(spec: dict[str, Any], internal: _Internal, opts: _SchemaOpt
 def _group_and_scope_errors(spec: dict[str, Any]) -> list[Cause]:
     """The group is a DNS subdomain with a dot; the scope is Cluster or Namespaced."""
     errs: list[Cause] = []
-    group = _str(spec, "group")
+    group = str_field(spec, "group")
     if not group:
         errs.append(field_required("spec.group"))
     elif dns_errs := is_dns1123_subdomain(group):
@@ -408,7 +408,7 @@ def _group_and_scope_errors(spec: dict[str, Any]) -> list[Cause]:
 
 
 def _schema_presence_errors(
-    spec: dict[str, Any], internal: _Internal, opts: _SchemaOpts
+    spec: dict[str, Any], internal: _Internal, opts: SchemaOpts
 ) -> list[Cause]:
     """Every version has a schema; defaults in it exclude preserveUnknownFields."""
     errs: list[Cause] = []
@@ -436,7 +436,7 @@ def _schema_presence_errors(
     return errs
 
 
-def _versions_errors(internal: _Internal, opts: _SchemaOpts) -> list[Cause]:
+def _versions_errors(internal: _Internal, opts: SchemaOpts) -> list[Cause]:
     """Each version; names unique DNS-1035 labels; exactly one storage version."""
     errs: list[Cause] = []
     versions = internal.versions
@@ -446,7 +446,7 @@ def _versions_errors(internal: _Internal, opts: _SchemaOpts) -> list[Cause]:
     for i, version in enumerate(versions):
         if version.get("storage") is True:
             storage_count += 1
-        name = _str(version, "name")
+        name = str_field(version, "name")
         if name in seen:
             unique = False
         seen.add(name)
@@ -468,13 +468,13 @@ def _versions_errors(internal: _Internal, opts: _SchemaOpts) -> list[Cause]:
             )
         )
     if versions:
-        first = _str(versions[0], "name")
+        first = str_field(versions[0], "name")
         if first and (dns_errs := is_dns1035_label(first)):
             errs.append(field_invalid("spec.version", first, ",".join(dns_errs)))
     return errs
 
 
-def _hoisted_errors(internal: _Internal, opts: _SchemaOpts) -> list[Cause]:
+def _hoisted_errors(internal: _Internal, opts: SchemaOpts) -> list[Cause]:
     """What all versions share, hoisted to the spec: schema, subresources, columns, fields."""
     errs: list[Cause] = []
     if internal.validation is not None:
@@ -500,18 +500,18 @@ def _hoisted_errors(internal: _Internal, opts: _SchemaOpts) -> list[Cause]:
 
 
 def _validation_errors(
-    validation: dict[str, Any], path: str, status_enabled: bool, opts: _SchemaOpts
+    validation: dict[str, Any], path: str, status_enabled: bool, opts: SchemaOpts
 ) -> list[Cause]:
     schema = validation.get("openAPIV3Schema")
     if not isinstance(schema, dict):
         return []
-    return _schema_validation_errors(
-        schema, _child(path, "openAPIV3Schema"), status_enabled=status_enabled, opts=opts
+    return schema_validation_errors(
+        schema, child(path, "openAPIV3Schema"), status_enabled=status_enabled, opts=opts
     )
 
 
 def _crd_version_errors(  # noqa: PLR0912 - one check per CRD version field, in apiextensions validation's order
-    version: dict[str, Any], path: str, internal: _Internal, opts: _SchemaOpts
+    version: dict[str, Any], path: str, internal: _Internal, opts: SchemaOpts
 ) -> list[Cause]:
     errs: list[Cause] = []
     warning = version.get("deprecationWarning")
@@ -534,22 +534,22 @@ def _crd_version_errors(  # noqa: PLR0912 - one check per CRD version field, in 
                     )
                     break
         for problem in problems:
-            errs.append(field_invalid(_child(path, "deprecationWarning"), text, problem))
+            errs.append(field_invalid(child(path, "deprecationWarning"), text, problem))
     if internal.per_version_schema:
         schema = version.get("schema")
         if isinstance(schema, dict):
             subresources = internal.version_subresources(version)
             status = subresources is not None and subresources.get("status") is not None
-            errs += _validation_errors(schema, _child(path, "schema"), status, opts)
+            errs += _validation_errors(schema, child(path, "schema"), status, opts)
     if internal.per_version_subresources:
         sub = version.get("subresources")
         errs += _subresources_errors(
-            sub if isinstance(sub, dict) else None, _child(path, "subresources")
+            sub if isinstance(sub, dict) else None, child(path, "subresources")
         )
     if internal.per_version_columns:
         cols = version.get("additionalPrinterColumns")
         for i, col in enumerate(cols if isinstance(cols, list) else []):
-            errs += _column_errors(col, _index(_child(path, "additionalPrinterColumns"), i))
+            errs += _column_errors(col, index(child(path, "additionalPrinterColumns"), i))
     # The v1 to internal conversion hoists what all versions share (the schema, the
     # selectable fields) to the spec: a version's own selectable fields then meet no
     # schema of the version, and kube-apiserver refuses them with this (inverted) message.
@@ -560,24 +560,24 @@ def _crd_version_errors(  # noqa: PLR0912 - one check per CRD version field, in 
         if not isinstance(schema, dict):
             errs.append(
                 field_invalid(
-                    _child(path, "selectableFields"),
+                    child(path, "selectableFields"),
                     "",
                     "may only be set when `version.schema.openAPIV3Schema` is not included",
                 )
             )
         else:
-            errs += _selectable_fields_errors(fields, schema, _child(path, "selectableFields"))
+            errs += _selectable_fields_errors(fields, schema, child(path, "selectableFields"))
     return errs
 
 
 def _names_errors(names: dict[str, Any], path: str) -> list[Cause]:
     errs: list[Cause] = []
     for field in ("plural", "singular"):
-        value = _str(names, field)
+        value = str_field(names, field)
         if value and (dns_errs := is_dns1035_label(value)):
             errs.append(field_invalid(f"{path}.{field}", value, ",".join(dns_errs)))
     for field in ("kind", "listKind"):
-        value = _str(names, field)
+        value = str_field(names, field)
         if value and (dns_errs := is_dns1035_label(value.lower())):
             errs.append(
                 field_invalid(
@@ -591,8 +591,8 @@ def _names_errors(names: dict[str, Any], path: str) -> list[Cause]:
         text = short if isinstance(short, str) else str(short)
         if dns_errs := is_dns1035_label(text):
             errs.append(field_invalid(f"{path}.shortNames[{i}]", text, ",".join(dns_errs)))
-    kind = _str(names, "kind")
-    if kind and kind == _str(names, "listKind"):
+    kind = str_field(names, "kind")
+    if kind and kind == str_field(names, "listKind"):
         errs.append(
             field_invalid(f"{path}.listKind", kind, "kind and listKind may not be the same")
         )
@@ -619,7 +619,7 @@ def _subresources_errors(sub: dict[str, Any] | None, path: str) -> list[Cause]:
     if not isinstance(scale, dict):
         return []
     errs: list[Cause] = []
-    spec_path = _str(scale, "specReplicasPath")
+    spec_path = str_field(scale, "specReplicasPath")
     field = f"{path}.scale.specReplicasPath"
     if not spec_path:
         errs.append(field_required(field))
@@ -627,7 +627,7 @@ def _subresources_errors(sub: dict[str, Any] | None, path: str) -> list[Cause]:
         errs += simple
     elif not spec_path.startswith(".spec."):
         errs.append(field_invalid(field, spec_path, "should be a json path under .spec"))
-    status_path = _str(scale, "statusReplicasPath")
+    status_path = str_field(scale, "statusReplicasPath")
     field = f"{path}.scale.statusReplicasPath"
     if not status_path:
         errs.append(field_required(field))
@@ -665,20 +665,20 @@ _PRINTER_FORMATS: Final = [
 def _column_errors(col: Any, path: str) -> list[Cause]:
     col = col if isinstance(col, dict) else {}
     errs: list[Cause] = []
-    if not _str(col, "name"):
+    if not str_field(col, "name"):
         errs.append(field_required(f"{path}.name"))
-    typ = _str(col, "type")
+    typ = str_field(col, "type")
     types_msg = "must be one of " + ",".join(_PRINTER_TYPES)
     if not typ:
         errs.append(field_required(f"{path}.type", types_msg))
     elif typ not in _PRINTER_TYPES:
         errs.append(field_invalid(f"{path}.type", typ, types_msg))
-    fmt = _str(col, "format")
+    fmt = str_field(col, "format")
     if fmt and fmt not in _PRINTER_FORMATS:
         errs.append(
             field_invalid(f"{path}.format", fmt, "must be one of " + ",".join(_PRINTER_FORMATS))
         )
-    json_path = _str(col, "jsonPath")
+    json_path = str_field(col, "jsonPath")
     if not json_path:
         errs.append(field_required(f"{path}.JSONPath"))
     else:
@@ -692,7 +692,7 @@ def _selectable_fields_errors(fields: list[Any], schema: dict[str, Any], path: s
     for i, raw_item in enumerate(fields):
         item = raw_item if isinstance(raw_item, dict) else {}
         ipath = f"{path}[{i}].jsonPath"
-        json_path = _str(item, "jsonPath")
+        json_path = str_field(item, "jsonPath")
         if not json_path:
             errs.append(field_required(ipath))
             continue
@@ -793,7 +793,7 @@ def _review_versions_errors(versions: Any, path: str) -> list[Cause]:
     if not accepted:
         errs.append(
             field_invalid(
-                path, _go_string_slice(versions), "must include at least one of v1, v1beta1"
+                path, go_string_slice(versions), "must include at least one of v1, v1beta1"
             )
         )
     return errs
@@ -831,9 +831,9 @@ def _webhook_url_errors(path: str, url: str) -> list[Cause]:
 
 def _webhook_service_errors(path: str, service: dict[str, Any]) -> list[Cause]:
     errs: list[Cause] = []
-    if not _str(service, "name"):
+    if not str_field(service, "name"):
         errs.append(field_required(f"{path}.name", "service name is required"))
-    if not _str(service, "namespace"):
+    if not str_field(service, "namespace"):
         errs.append(field_required(f"{path}.namespace", "service namespace is required"))
     port = service.get("port", 443)
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
@@ -861,16 +861,16 @@ def _stored_versions_errors(stored: list[str], versions: list[dict[str, Any]]) -
     path = "status.storedVersions"
     if not stored:
         return [
-            field_invalid(path, _go_string_slice(stored), "must have at least one stored version")
+            field_invalid(path, go_string_slice(stored), "must have at least one stored version")
         ]
     errs: list[Cause] = []
     remaining = {v: i for i, v in enumerate(stored)}
     for version in versions:
-        name = _str(version, "name")
+        name = str_field(version, "name")
         if version.get("storage") is True and name not in remaining:
             errs.append(
                 field_invalid(
-                    path, _go_string_slice(stored), f"must have the storage version {name}"
+                    path, go_string_slice(stored), f"must have the storage version {name}"
                 )
             )
         remaining.pop(name, None)
@@ -915,7 +915,7 @@ def _approval_state(crd: dict[str, Any]) -> tuple[str, str]:
 
 def _api_approval_errors(crd: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     spec = crd.get("spec")
-    group = _str(spec, "group") if isinstance(spec, dict) else ""
+    group = str_field(spec, "group") if isinstance(spec, dict) else ""
     protected = len(group.split(".")) >= 2 and (
         group in ("k8s.io", "kubernetes.io") or group.endswith((".k8s.io", ".kubernetes.io"))
     )

@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING, Any, Final
 from pyctrl._apimachinery.field import (
     Cause,
     Path,
-    _child,
-    _index,
-    _key,
+    child,
     field_duplicate,
     field_invalid,
+    index,
+    key_path,
 )
 from pyctrl._apimachinery.gofmt import go_json
 
 if TYPE_CHECKING:
-    from pyctrl._apiextensions.nodes import _Node
+    from pyctrl._apiextensions.nodes import Node
 
 # ---------------------------------------------------------------------------------------
 # x-kubernetes-list-type set/map uniqueness (schema/listtype).
@@ -46,7 +46,7 @@ def _list_set_duplicates(items: list[Any]) -> list[int]:
     return out
 
 
-def _listtype_errors(node: _Node | None, x: Any, path: Path) -> list[Cause]:  # noqa: PLR0912 - structural listtype's walk: one branch per list type and node kind
+def listtype_errors(node: Node | None, x: Any, path: Path) -> list[Cause]:  # noqa: PLR0912 - structural listtype's walk: one branch per list type and node kind
     if node is None or not node.has_list_types:
         return []
     if isinstance(x, dict):
@@ -54,25 +54,25 @@ def _listtype_errors(node: _Node | None, x: Any, path: Path) -> list[Cause]:  # 
         addl = node.additional
         if addl is not None and addl.has_list_types:
             for k, v in x.items():
-                errs += _listtype_errors(addl, v, _key(path, k))
+                errs += listtype_errors(addl, v, key_path(path, k))
         props = node.properties
         if props is not None:
             for k, v in x.items():
                 sub = props.get(k)
                 if sub is not None and sub.has_list_types:
-                    errs += _listtype_errors(sub, v, _child(path, k))
+                    errs += listtype_errors(sub, v, child(path, k))
         return errs
     if not isinstance(x, list):
         return []
     errs = []
     if node.list_type == "set":
         for i in _list_set_duplicates(x):
-            errs.append(field_duplicate(_index(path, i), x[i]))
+            errs.append(field_duplicate(index(path, i), x[i]))
     elif node.list_type == "map":
         errs += _list_map_errors(node, x, path)
     if node.items is not None:
         for i, item in enumerate(x):
-            errs += _listtype_errors(node.items, item, _index(path, i))
+            errs += listtype_errors(node.items, item, index(path, i))
     return errs
 
 
@@ -86,12 +86,12 @@ class _Unspecified:
 _UNSPECIFIED: Final = _Unspecified()
 
 
-def _list_map_errors(node: _Node, x: list[Any], path: Path) -> list[Cause]:
+def _list_map_errors(node: Node, x: list[Any], path: Path) -> list[Cause]:
     for i, item in enumerate(x):
         if item is not None and not isinstance(item, dict):
             return [
                 field_invalid(
-                    _index(path, i), item, "must be an object for an array of list-type map"
+                    index(path, i), item, "must be an object for an array of list-type map"
                 )
             ]
     if len(x) <= 1:
@@ -106,14 +106,12 @@ def _list_map_errors(node: _Node, x: list[Any], path: Path) -> list[Cause]:
         for i in _list_set_duplicates(values):
             value = values[i]
             errs.append(
-                field_duplicate(
-                    _index(path, i), {} if value is _UNSPECIFIED else {key_field: value}
-                )
+                field_duplicate(index(path, i), {} if value is _UNSPECIFIED else {key_field: value})
             )
         return errs
     composite: list[dict[str, Any]] = []
     for item in x:
         composite.append({k: item[k] for k in keys if item is not None and k in item})
     for i in _list_set_duplicates(composite):
-        errs.append(field_duplicate(_index(path, i), composite[i]))
+        errs.append(field_duplicate(index(path, i), composite[i]))
     return errs

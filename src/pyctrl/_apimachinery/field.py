@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from pyctrl._apimachinery.gofmt import _OMIT, go_quote, go_value
+from pyctrl._apimachinery.gofmt import OMIT, go_quote, go_value
 
 __all__ = [
     "Cause",
@@ -73,7 +73,7 @@ _NIL_PATH: Final = "<nil>"
 Path = str | None  # None is Go's nil *field.Path.
 
 
-def _child(path: Path, *names: str) -> str:
+def child(path: Path, *names: str) -> str:
     out = path
     for name in names:
         out = name if out is None else f"{out}.{name}"
@@ -81,11 +81,11 @@ def _child(path: Path, *names: str) -> str:
     return out
 
 
-def _key(path: Path, key: str) -> str:
+def key_path(path: Path, key: str) -> str:
     return f"{path or ''}[{key}]"
 
 
-def _index(path: Path, i: int) -> str:
+def index(path: Path, i: int) -> str:
     return f"{path or ''}[{i}]"
 
 
@@ -93,8 +93,8 @@ def _field(path: Path) -> str:
     return _NIL_PATH if path is None else path
 
 
-def _cause(reason: str, title: str, path: Path, value: Any, detail: str) -> Cause:
-    body = title if value is _OMIT else f"{title}: {go_value(value)}"
+def cause(reason: str, title: str, path: Path, value: Any, detail: str) -> Cause:
+    body = title if value is OMIT else f"{title}: {go_value(value)}"
     if detail:
         body = f"{body}: {detail}"
     return Cause(reason, body, _field(path))
@@ -102,63 +102,63 @@ def _cause(reason: str, title: str, path: Path, value: Any, detail: str) -> Caus
 
 def field_required(path: Path, detail: str = "") -> Cause:
     """``field.Required``: ``Required value``, with ``detail`` when given."""
-    return _cause("FieldValueRequired", "Required value", path, _OMIT, detail)
+    return cause("FieldValueRequired", "Required value", path, OMIT, detail)
 
 
 def field_forbidden(path: Path, detail: str) -> Cause:
     """``field.Forbidden``: ``Forbidden: <detail>``."""
-    return _cause("FieldValueForbidden", "Forbidden", path, _OMIT, detail)
+    return cause("FieldValueForbidden", "Forbidden", path, OMIT, detail)
 
 
 def field_invalid(path: Path, value: Any, detail: str) -> Cause:
     """``field.Invalid``: ``Invalid value: <value>: <detail>``."""
-    return _cause("FieldValueInvalid", "Invalid value", path, value, detail)
+    return cause("FieldValueInvalid", "Invalid value", path, value, detail)
 
 
 def field_type_invalid(path: Path, value: Any, detail: str) -> Cause:
     """``field.TypeInvalid``: ``Invalid value: <value>: <detail>``."""
-    return _cause("FieldValueTypeInvalid", "Invalid value", path, value, detail)
+    return cause("FieldValueTypeInvalid", "Invalid value", path, value, detail)
 
 
 def field_duplicate(path: Path, value: Any) -> Cause:
     """``field.Duplicate``: ``Duplicate value: <value>``."""
-    return _cause("FieldValueDuplicate", "Duplicate value", path, value, "")
+    return cause("FieldValueDuplicate", "Duplicate value", path, value, "")
 
 
 def field_not_supported(path: Path, value: Any, valid: list[str]) -> Cause:
     """``field.NotSupported``: ``Unsupported value: <value>: supported values: ...``."""
     detail = "supported values: " + ", ".join(go_quote(v) for v in valid) if valid else ""
-    return _cause("FieldValueNotSupported", "Unsupported value", path, value, detail)
+    return cause("FieldValueNotSupported", "Unsupported value", path, value, detail)
 
 
 def field_too_long_max_length(path: Path, max_length: int) -> Cause:
     """``field.TooLongMaxLength``: ``Too long: may not be longer than <n>``."""
     detail = f"may not be longer than {max_length}" if max_length >= 0 else "value is too long"
-    return _cause("FieldValueTooLong", "Too long", path, _OMIT, detail)
+    return cause("FieldValueTooLong", "Too long", path, OMIT, detail)
 
 
 def field_too_long(path: Path, value: Any, max_length: int) -> Cause:
     """``field.TooLong``: ``Too long: may not be more than <n> bytes`` (the value is omitted)."""
     del value
     if max_length < 0:
-        return _cause("FieldValueTooLong", "Too long", path, _OMIT, "value is too long")
+        return cause("FieldValueTooLong", "Too long", path, OMIT, "value is too long")
     unit = "byte" if max_length == 1 else "bytes"
     detail = f"may not be more than {max_length} {unit}"
-    return _cause("FieldValueTooLong", "Too long", path, _OMIT, detail)
+    return cause("FieldValueTooLong", "Too long", path, OMIT, detail)
 
 
 def field_too_many(path: Path, actual: int, max_items: int) -> Cause:
     """``field.TooMany``: ``Too many: <actual>: must have at most <n> items``."""
     detail = f"must have at most {max_items} items" if max_items >= 0 else "has too many items"
-    return _cause("FieldValueTooMany", "Too many", path, actual if actual >= 0 else _OMIT, detail)
+    return cause("FieldValueTooMany", "Too many", path, actual if actual >= 0 else OMIT, detail)
 
 
 def field_internal(path: Path, detail: str) -> Cause:
     """``field.InternalError``: ``Internal error: <detail>``."""
-    return _cause("InternalError", "Internal error", path, _OMIT, detail)
+    return cause("InternalError", "Internal error", path, OMIT, detail)
 
 
-def _json_kind(value: Any) -> str:  # noqa: PLR0911 - one return per JSON kind
+def json_kind(value: Any) -> str:  # noqa: PLR0911 - one return per JSON kind
     if value is None:
         return "null"
     if value is True or value is False:

@@ -172,7 +172,7 @@ class _Omit:
     """Go's ``omitValue``: the error body carries no value."""
 
 
-_OMIT: Final = _Omit()
+OMIT: Final = _Omit()
 
 
 def go_value(value: Any) -> str:  # noqa: PLR0911 - Go's %v of a value, one return per JSON kind

@@ -55,7 +55,7 @@ _UPDATE_ATTEMPTS = 16
 _ABSENT: Final[Any] = object()
 
 
-def _is_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
+def is_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
     """Whether an update changes nothing but the times of managedFields entries."""
     # Most updates change something outside metadata: look there first.
     for key in new.keys() | old.keys():
@@ -63,10 +63,10 @@ def _is_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
             return False
     if new.get("metadata", _ABSENT) == old.get("metadata", _ABSENT):
         return True
-    return bool(_strip_managed_times(new) == _strip_managed_times(old))
+    return bool(strip_managed_times(new) == strip_managed_times(old))
 
 
-def _strip_managed_times(obj: dict[str, Any]) -> Any:
+def strip_managed_times(obj: dict[str, Any]) -> Any:
     meta = ro_meta(obj)
     entries = meta.get("managedFields")
     if not entries:
@@ -541,7 +541,7 @@ class Writer:
             if not dry_run:
                 self.store.delete(key, meta.get("namespace") or "", meta["name"])
             return stored_new
-        if _is_noop(stored_new, existing_stored):
+        if is_noop(stored_new, existing_stored):
             return existing_stored
         if dry_run:
             return stored_new

@@ -154,7 +154,7 @@ def _root_node(rt: ResourceType) -> Node:
     return schema_root(rt.schema) if rt.crd_name and rt.schema else builtin_root(rt.group, rt.kind)
 
 
-def _apply_mutation(
+def apply_mutation(
     mutation: Mutation, env: dict[str, Any], obj: dict[str, Any], rt: ResourceType
 ) -> dict[str, Any]:
     compiled = mutation.compiled
@@ -245,7 +245,7 @@ class _Run:
         for mutation in policy.mutations:
             activation.obj = obj
             try:
-                obj = _apply_mutation(
+                obj = apply_mutation(
                     mutation, activation.env(param, policy.variables), obj, matched
                 )
             except MutationError as exc:
