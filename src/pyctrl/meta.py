@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer
 from pydantic.alias_generators import to_camel
 
+from pyctrl._apimachinery import merge_keys as _merge_keys
 from pyctrl._builtin_models import teach_pydantic
 
 __all__ = [
@@ -286,33 +287,6 @@ class GroupVersionResource:
         return f"{self.api_version}, Resource={self.resource}"
 
 
-BUILTIN_GROUPS = frozenset(
-    {
-        "",
-        "admissionregistration.k8s.io",
-        "apiextensions.k8s.io",
-        "apiregistration.k8s.io",
-        "apps",
-        "authentication.k8s.io",
-        "authorization.k8s.io",
-        "autoscaling",
-        "batch",
-        "certificates.k8s.io",
-        "coordination.k8s.io",
-        "discovery.k8s.io",
-        "events.k8s.io",
-        "extensions",
-        "flowcontrol.apiserver.k8s.io",
-        "internal.apiserver.k8s.io",
-        "networking.k8s.io",
-        "node.k8s.io",
-        "policy",
-        "rbac.authorization.k8s.io",
-        "resource.k8s.io",
-        "scheduling.k8s.io",
-        "storage.k8s.io",
-        "storagemigration.k8s.io",
-    }
-)
+BUILTIN_GROUPS = _merge_keys.BUILTIN_GROUPS
 """API groups served by kube-apiserver itself; every other group is custom (a CRD or an
 aggregated API), which strategic merge patch does not support."""

@@ -10,7 +10,7 @@ from pyctrl._apiextensions.crd_validation import (
     crd_stored_versions,
     validate_crd,
 )
-from pyctrl._apiextensions.field import FieldCause
+from pyctrl._apimachinery.field import Cause
 
 
 def mysrv_crd() -> dict[str, Any]:
@@ -89,7 +89,7 @@ def test_name_must_be_plural_dot_group() -> None:
     crd = mysrv_crd()
     crd["metadata"]["name"] = "servers.example.com"
     assert validate_crd(crd) == [
-        FieldCause(
+        Cause(
             "FieldValueInvalid",
             'Invalid value: "servers.example.com": must be spec.names.plural+"."+spec.group',
             "metadata.name",

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pyctrl._apiextensions.field import FieldCause
 from pyctrl._apiextensions.pruning import apply_defaults, prune
 from pyctrl._apiextensions.structural import structural_errors
 from pyctrl._apiextensions.validation import validate
+from pyctrl._apimachinery.field import Cause
 
 
 def mysrv_schema() -> dict[str, Any]:
@@ -90,7 +90,7 @@ def mysrv(**spec: Any) -> dict[str, Any]:
     }
 
 
-def messages(causes: list[FieldCause]) -> list[str]:
+def messages(causes: list[Cause]) -> list[str]:
     return [str(c) for c in causes]
 
 
@@ -113,7 +113,7 @@ def test_maximum_violation_is_worded_as_kube_apiserver() -> None:
     """A port above maximum is FieldValueInvalid with kube-openapi's wording."""
     causes = validate(mysrv(port=70000), mysrv_schema())
     assert causes == [
-        FieldCause(
+        Cause(
             "FieldValueInvalid",
             "Invalid value: 70000: spec.port in body should be less than or equal to 65535",
             "spec.port",
@@ -155,14 +155,14 @@ def test_missing_required_field_is_required_value() -> None:
     obj = mysrv()
     del obj["spec"]["name"]
     assert validate(obj, mysrv_schema()) == [
-        FieldCause("FieldValueRequired", "Required value", "spec.name")
+        Cause("FieldValueRequired", "Required value", "spec.name")
     ]
 
 
 def test_enum_violation_lists_supported_values() -> None:
     """A value outside enum is FieldValueNotSupported listing the quoted values."""
     assert validate(mysrv(mode="x"), mysrv_schema()) == [
-        FieldCause(
+        Cause(
             "FieldValueNotSupported",
             'Unsupported value: "x": supported values: "cool", "heat"',
             "spec.mode",
@@ -181,7 +181,7 @@ def test_non_string_enum_values_are_json_encoded() -> None:
 def test_wrong_type_is_type_invalid() -> None:
     """A string where an integer belongs is FieldValueTypeInvalid naming the JSON type."""
     assert validate(mysrv(port="string"), mysrv_schema()) == [
-        FieldCause(
+        Cause(
             "FieldValueTypeInvalid",
             'Invalid value: "string": spec.port in body must be of type integer: "string"',
             "spec.port",
@@ -232,7 +232,7 @@ def test_null_for_nullable_field_is_accepted() -> None:
 def test_max_length_violation_is_too_long() -> None:
     """A string over maxLength is FieldValueTooLong without the value."""
     assert validate(mysrv(name="x" * 21), mysrv_schema()) == [
-        FieldCause("FieldValueTooLong", "Too long: may not be longer than 20", "spec.name")
+        Cause("FieldValueTooLong", "Too long: may not be longer than 20", "spec.name")
     ]
 
 
@@ -310,7 +310,7 @@ def test_min_items_and_max_items() -> None:
         "l: Invalid value: 0: l in body should have at least 1 items"
     ]
     assert validate({"l": ["a", "b", "c"]}, schema) == [
-        FieldCause("FieldValueTooMany", "Too many: 3: must have at most 2 items", "l")
+        Cause("FieldValueTooMany", "Too many: 3: must have at most 2 items", "l")
     ]
 
 
@@ -457,7 +457,7 @@ def test_list_map_duplicate_key_is_duplicate_value() -> None:
     """Two items of a map list with the same key are FieldValueDuplicate with the key."""
     obj = mysrv(ports=[{"name": "http", "port": 80}, {"name": "http", "port": 8080}])
     assert validate(obj, mysrv_schema()) == [
-        FieldCause(
+        Cause(
             "FieldValueDuplicate",
             'Duplicate value: {"name":"http"}',
             "spec.ports[1]",
@@ -575,7 +575,7 @@ def cel_schema() -> dict[str, Any]:
 def test_cel_rule_failure_is_invalid_object() -> None:
     """A failing rule reports Invalid value "object" with its message at the node path."""
     assert validate(mysrv(name="forbidden"), cel_schema()) == [
-        FieldCause("FieldValueInvalid", "Invalid value: name is reserved", "spec")
+        Cause("FieldValueInvalid", "Invalid value: name is reserved", "spec")
     ]
 
 
@@ -866,4 +866,4 @@ def test_arbitrary_json_never_crashes(spec: dict[str, Any], old_spec: dict[str, 
     prune(obj, schema)
     apply_defaults(obj, schema)
     causes = validate(obj, schema, old=old) + validate(obj, schema)
-    assert all(isinstance(c, FieldCause) and c.message for c in causes)
+    assert all(isinstance(c, Cause) and c.message for c in causes)

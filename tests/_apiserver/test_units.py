@@ -12,7 +12,7 @@ from pyctrl._apiserver.apimachinery.fields import (
     selector_from_object,
 )
 from pyctrl._apiserver.endpoints import protobuf as _protobuf
-from pyctrl._apiserver.endpoints.table import human_duration
+from pyctrl._apiserver.registry.printing import human_duration
 from pyctrl._apiserver.storage.store import Store, TooOld
 
 

@@ -173,7 +173,7 @@ def test_strategic_diff_deletes_removed_items_by_key() -> None:
     """A removed container becomes a $patch: delete item naming it."""
     original = pod(containers=[{"name": "a"}, {"name": "b"}])
     modified = pod(containers=[{"name": "b"}])
-    assert strategic_diff(original, modified, kind="Pod")["spec"] == {
+    assert strategic_diff(original, modified, group="", kind="Pod")["spec"] == {
         "containers": [{"name": "a", "$patch": "delete"}],
         "$setElementOrder/containers": [{"name": "b"}],
     }
@@ -183,7 +183,7 @@ def test_strategic_diff_merges_finalizers_as_a_set() -> None:
     """Finalizers are added and removed with set directives, leaving others' finalizers be."""
     original = {"metadata": {"finalizers": ["a", "b"]}}
     modified = {"metadata": {"finalizers": ["b", "c"]}}
-    assert strategic_diff(original, modified, kind="ConfigMap") == {
+    assert strategic_diff(original, modified, group="", kind="ConfigMap") == {
         "metadata": {
             "finalizers": ["c"],
             "$deleteFromPrimitiveList/finalizers": ["a"],
@@ -196,11 +196,23 @@ def test_strategic_diff_sends_atomic_lists_whole() -> None:
     """Lists without a merge strategy (tolerations, args) are sent complete."""
     original = pod(tolerations=[{"key": "a"}], containers=[{"name": "c", "args": ["x"]}])
     modified = pod(tolerations=[{"key": "b"}], containers=[{"name": "c", "args": ["x", "y"]}])
-    assert strategic_diff(original, modified, kind="Pod")["spec"] == {
+    assert strategic_diff(original, modified, group="", kind="Pod")["spec"] == {
         "tolerations": [{"key": "b"}],
         "containers": [{"name": "c", "args": ["x", "y"]}],
         "$setElementOrder/containers": [{"name": "c"}],
     }
+
+
+def test_strategic_diff_merges_what_the_server_merges() -> None:
+    """The diff reads the server's merge keys: a Pod's resourceClaimStatuses merge by name."""
+    claims = [{"name": "gpu", "resourceClaimName": "a"}, {"name": "nic", "resourceClaimName": "b"}]
+    original = {**pod(), "status": {"resourceClaimStatuses": claims}}
+    modified = copy.deepcopy(original)
+    modified["status"]["resourceClaimStatuses"][1]["resourceClaimName"] = "c"
+    patch = strategic_diff(original, modified, group="", kind="Pod")
+    assert patch["status"]["resourceClaimStatuses"] == [{"name": "nic", "resourceClaimName": "c"}]
+    merged = strategic_merge_patch(original, patch, group="", version="v1", kind="Pod")
+    assert merged == modified
 
 
 WORKLOADS: list[dict[str, Any]] = [
@@ -298,7 +310,7 @@ def test_strategic_diff_applied_by_the_server_gives_the_modified_object(
 ) -> None:
     """The server's strategic merge of the diff turns the original into the modified object."""
     gvk = default_scheme().gvk_for(original)
-    patch = strategic_diff(original, modified, kind=gvk.kind)
+    patch = strategic_diff(original, modified, group=gvk.group, kind=gvk.kind)
     merged = strategic_merge_patch(
         original, patch, group=gvk.group, version=gvk.version, kind=gvk.kind
     )

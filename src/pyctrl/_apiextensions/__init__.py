@@ -3,8 +3,8 @@
 This private package is shared machinery (the analogue of controller-runtime's
 ``pkg/internal``): `pyctrl.crd` checks the schemas it generates with it, and the embedded
 API server (`pyctrl._apiserver`) validates CRDs and custom objects with it. Nothing outside
-pyctrl may import it. Its floors, lowest first: `gofmt` (Go's printing) and `jsonvalue`
-(JSON equality by meaning), `field` (field errors), `goregex`, `formats`, `names`, the
+pyctrl may import it. It stands on `pyctrl._apimachinery` (field errors, Go's printing,
+JSON equality); its own floors, lowest first: `goregex`, `formats`, `names`, the
 CEL engine (`cel`), `nodes` (compiled schemas), `openapi` (value validation),
 `objectmeta`, `listtype`, `cel_rules`, `pruning`, `structural`, `crd_validation` and
 `validation` (the entry point for objects).
@@ -35,7 +35,7 @@ wording of value errors):
 * `crd_validation.validate_crd` validates a whole ``apiextensions.k8s.io/v1``
   CustomResourceDefinition on create and update.
 
-Every problem is a `field.FieldCause` carrying the Status cause kube-apiserver would
+Every problem is a `pyctrl._apimachinery.field.Cause` carrying the Status cause kube-apiserver would
 send: its ``reason`` (``FieldValueInvalid``...), its ``message`` (the error body, e.g.
 ``Unsupported value: "x": supported values: "cool", "heat"``) and its ``field`` (e.g.
 ``spec.ports[0].port``; ``<nil>`` where the API server reports a nil path, as it does for

@@ -10,21 +10,21 @@ from typing import Any, Final
 
 from pyctrl._apiextensions.cel.program import CompiledRule, compile_rules
 from pyctrl._apiextensions.cel.values import CelEvalError
-from pyctrl._apiextensions.field import (
-    FieldCause,
+from pyctrl._apiextensions.nodes import Node, map_is_correlatable, str_field
+from pyctrl._apiextensions.openapi import NO_OLD, map_list_key
+from pyctrl._apimachinery.field import (
+    Cause,
     Path,
-    _child,
-    _duplicate,
-    _forbidden,
-    _index,
-    _invalid,
-    _key,
-    _required,
+    child,
+    field_duplicate,
+    field_forbidden,
+    field_invalid,
+    field_required,
+    index,
+    key_path,
 )
-from pyctrl._apiextensions.gofmt import _OMIT
-from pyctrl._apiextensions.jsonvalue import deep_equal
-from pyctrl._apiextensions.nodes import _map_is_correlatable, _Node, _str
-from pyctrl._apiextensions.openapi import _NO_OLD, _map_list_key
+from pyctrl._apimachinery.gofmt import OMIT
+from pyctrl._apimachinery.jsonvalue import deep_equal
 
 
 def valid_field_path(json_path: str, schema: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -52,10 +52,10 @@ def valid_field_path(json_path: str, schema: dict[str, Any]) -> tuple[str, dict[
         if isinstance(props, dict) and props:
             if name not in props or not isinstance(props[name], dict):
                 raise ValueError("does not refer to a valid field")
-            out = _child(out, name)
+            out = child(out, name)
             node = props[name]
         elif isinstance(node.get("additionalProperties"), dict):
-            out = _key(out, name)
+            out = key_path(out, name)
             node = node["additionalProperties"]
         else:
             raise ValueError("does not refer to a valid field")
@@ -132,12 +132,12 @@ def _unescape_single_quote(s: str) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-class _Unchanged:
+class Unchanged:
     """Lazily computed 'is this value unchanged since the old object' for ratcheting."""
 
     __slots__ = ("_new", "_old", "_parent", "_value")
 
-    def __init__(self, new: Any, old: Any, parent: _Unchanged | None) -> None:
+    def __init__(self, new: Any, old: Any, parent: Unchanged | None) -> None:
         self._new = new
         self._old = old
         self._parent = parent
@@ -145,22 +145,22 @@ class _Unchanged:
 
     def get(self) -> bool:
         if self._value is None:
-            if self._old is _NO_OLD:
+            if self._old is NO_OLD:
                 self._value = self._parent.get() if self._parent is not None else False
             else:
                 self._value = deep_equal(self._new, self._old)
         return self._value
 
 
-_NEVER_UNCHANGED: Final = _Unchanged(None, _NO_OLD, None)
+_NEVER_UNCHANGED: Final = Unchanged(None, NO_OLD, None)
 
 
-def _node_rules(node: _Node, is_resource_root: bool) -> list[CompiledRule]:
+def _node_rules(node: Node, is_resource_root: bool) -> list[CompiledRule]:
     rules = node.rules
     if rules is None:
         rules = compile_rules(node.raw, is_resource_root=is_resource_root)
         for rule in rules:
-            field_path = _str(rule.rule, "fieldPath")
+            field_path = str_field(rule.rule, "fieldPath")
             if field_path:
                 try:
                     rule.field_path = valid_field_path(field_path, node.raw)[0]
@@ -171,41 +171,41 @@ def _node_rules(node: _Node, is_resource_root: bool) -> list[CompiledRule]:
 
 
 def _rule_error_string(rule: dict[str, Any]) -> str:
-    message = _str(rule, "message")
-    return message.strip() if message else _str(rule, "rule").strip()
+    message = str_field(rule, "message")
+    return message.strip() if message else str_field(rule, "rule").strip()
 
 
 def _rule_message_or_default(rule: dict[str, Any]) -> str:
-    message = _str(rule, "message")
+    message = str_field(rule, "message")
     return message.strip() if message else f"failed rule: {_rule_error_string(rule)}"
 
 
-def _rule_failure(path: Path, value: Any, detail: str, reason: Any) -> FieldCause:
+def _rule_failure(path: Path, value: Any, detail: str, reason: Any) -> Cause:
     if reason == "FieldValueForbidden":
-        return _forbidden(path, detail)
+        return field_forbidden(path, detail)
     if reason == "FieldValueRequired":
-        return _required(path, detail)
+        return field_required(path, detail)
     if reason == "FieldValueDuplicate":
-        return _duplicate(path, value)
-    return _invalid(path, value, detail)
+        return field_duplicate(path, value)
+    return field_invalid(path, value, detail)
 
 
 def _cel_node_errors(
-    node: _Node,
+    node: Node,
     obj: Any,
     old: Any,
     path: Path,
     *,
     is_resource_root: bool,
-    unchanged: _Unchanged,
-) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+    unchanged: Unchanged,
+) -> list[Cause]:
+    errs: list[Cause] = []
     rules = _node_rules(node, is_resource_root)
-    has_old = old is not _NO_OLD and old is not None
+    has_old = old is not NO_OLD and old is not None
     for compiled in rules:
         rule = compiled.rule
         if compiled.error is not None:
-            errs.append(_invalid(path, node.type, f"rule compile error: {compiled.error}"))
+            errs.append(field_invalid(path, node.type, f"rule compile error: {compiled.error}"))
             continue
         program = compiled.program
         if program is None:
@@ -227,20 +227,20 @@ def _cel_node_errors(
                 )
             else:
                 detail = f"{text} evaluating rule: {_rule_error_string(rule)}"
-            errs.append(_invalid(path, node.type, detail))
+            errs.append(field_invalid(path, node.type, detail))
             continue
         if result is True:
             continue
         fail_path: Path = path
         if compiled.field_path:
-            fail_path = _child(path, compiled.field_path)
+            fail_path = child(path, compiled.field_path)
         detail = ""
         if compiled.message_program is not None:
             detail = _eval_message(compiled, obj, old if has_old else None, has_old, optional)
         if not detail:
             detail = _rule_message_or_default(rule)
         # The failing value itself; objects and arrays are left out of the message.
-        value = _OMIT if node.type in ("object", "array") else obj
+        value = OMIT if node.type in ("object", "array") else obj
         failure = _rule_failure(fail_path, value, detail, rule.get("reason"))
         if not compiled.uses_old_self and unchanged.get():
             continue
@@ -263,24 +263,24 @@ def _eval_message(compiled: CompiledRule, obj: Any, old: Any, has_old: bool, opt
     return text
 
 
-def _cel_errors(
-    node: _Node,
+def cel_errors(
+    node: Node,
     obj: Any,
     old: Any,
     has_old: bool,
     path: Path,
     *,
     is_resource_root: bool,
-    unchanged: _Unchanged | None,
-) -> list[FieldCause]:
+    unchanged: Unchanged | None,
+) -> list[Cause]:
     """Validator.validate: evaluate rules on this node and every node below it."""
     if obj is None or not node.has_cel:
         return []
-    old_value = old if has_old else _NO_OLD
+    old_value = old if has_old else NO_OLD
     here = unchanged or _NEVER_UNCHANGED
     if has_old and unchanged is not None:
-        here = _Unchanged(obj, old_value, unchanged)
-    errs: list[FieldCause] = []
+        here = Unchanged(obj, old_value, unchanged)
+    errs: list[Cause] = []
     if node.validations:
         errs += _cel_node_errors(
             node, obj, old_value, path, is_resource_root=is_resource_root, unchanged=here
@@ -292,31 +292,31 @@ def _cel_errors(
     return errs
 
 
-def _correlated_item(node: _Node, item: Any, old: Any) -> tuple[Any, bool]:
+def _correlated_item(node: Node, item: Any, old: Any) -> tuple[Any, bool]:
     """The old item of a map list with the same key as ``item``, and whether there is one."""
     if node.list_type == "map" and isinstance(old, list):
-        key = _map_list_key(node, item)
+        key = map_list_key(node, item)
         if key is not None:
             for candidate in old:
-                if _map_list_key(node, candidate) == key:
+                if map_list_key(node, candidate) == key:
                     return candidate, True
     return None, False
 
 
 def _array_cel_errors(
-    node: _Node, items: _Node, obj: list[Any], old: Any, path: Path, *, here: _Unchanged
-) -> list[FieldCause]:
+    node: Node, items: Node, obj: list[Any], old: Any, path: Path, *, here: Unchanged
+) -> list[Cause]:
     """Validator.validateArray: the rules of every item (oldSelf only in map lists)."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     for i, item in enumerate(obj):
         item_old, item_has_old = _correlated_item(node, item, old)
-        child_unchanged = here if item_has_old else _Unchanged(None, _NO_OLD, here)
-        errs += _cel_errors(
+        child_unchanged = here if item_has_old else Unchanged(None, NO_OLD, here)
+        errs += cel_errors(
             items,
             item,
             item_old,
             item_has_old,
-            _index(path, i),
+            index(path, i),
             is_resource_root=items.embedded,
             unchanged=child_unchanged,
         )
@@ -324,11 +324,11 @@ def _array_cel_errors(
 
 
 def _object_cel_errors(
-    node: _Node, obj: dict[str, Any], old: Any, has_old: bool, path: Path, *, here: _Unchanged
-) -> list[FieldCause]:
+    node: Node, obj: dict[str, Any], old: Any, has_old: bool, path: Path, *, here: Unchanged
+) -> list[Cause]:
     """Validator.validateMap: the rules of additional properties, then of properties."""
-    errs: list[FieldCause] = []
-    correlatable = has_old and isinstance(old, dict) and _map_is_correlatable(node.map_type or None)
+    errs: list[Cause] = []
+    correlatable = has_old and isinstance(old, dict) and map_is_correlatable(node.map_type or None)
     props = node.properties
     if node.additional is not None and node.additional.has_cel:
         addl = node.additional
@@ -336,13 +336,13 @@ def _object_cel_errors(
             if props is not None and k in props:
                 continue
             sub_has_old = correlatable and k in old
-            child_unchanged = here if sub_has_old else _Unchanged(None, _NO_OLD, here)
-            errs += _cel_errors(
+            child_unchanged = here if sub_has_old else Unchanged(None, NO_OLD, here)
+            errs += cel_errors(
                 addl,
                 v,
                 old[k] if sub_has_old else None,
                 sub_has_old,
-                _key(path, k),
+                key_path(path, k),
                 is_resource_root=addl.embedded,
                 unchanged=child_unchanged,
             )
@@ -352,20 +352,20 @@ def _object_cel_errors(
             if sub is None or not sub.has_cel:
                 continue
             sub_has_old = correlatable and k in old
-            child_unchanged = here if sub_has_old else _Unchanged(None, _NO_OLD, here)
-            errs += _cel_errors(
+            child_unchanged = here if sub_has_old else Unchanged(None, NO_OLD, here)
+            errs += cel_errors(
                 sub,
                 v,
                 old[k] if sub_has_old else None,
                 sub_has_old,
-                _child(path, k),
+                child(path, k),
                 is_resource_root=sub.embedded,
                 unchanged=child_unchanged,
             )
     return errs
 
 
-_BLOCKING_REASONS: Final = frozenset(
+BLOCKING_REASONS: Final = frozenset(
     (
         "FieldValueNotSupported",
         "FieldValueRequired",

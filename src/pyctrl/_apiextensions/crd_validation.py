@@ -10,31 +10,31 @@ import urllib.parse
 from typing import Any, Final
 
 from pyctrl._apiextensions.cel_rules import valid_field_path
-from pyctrl._apiextensions.field import (
-    FieldCause,
-    _child,
-    _duplicate,
-    _forbidden,
-    _index,
-    _invalid,
-    _not_supported,
-    _required,
-    _too_many,
-)
-from pyctrl._apiextensions.gofmt import _GoRaw, _json_compact, go_quote
-from pyctrl._apiextensions.jsonvalue import deep_equal
 from pyctrl._apiextensions.names import is_dns1035_label, is_dns1123_subdomain
-from pyctrl._apiextensions.nodes import _Node, _str
-from pyctrl._apiextensions.pruning import _prune
+from pyctrl._apiextensions.nodes import Node, str_field
+from pyctrl._apiextensions.pruning import prune_value
 from pyctrl._apiextensions.structural import (
-    _OPENAPI_V3_TYPES,
-    _go_string_slice,
-    _map_list_keys_map_set_errors,
-    _new_structural_error,
-    _schema_validation_errors,
-    _SchemaOpts,
-    _validate_structural,
+    OPENAPI_V3_TYPES,
+    SchemaOpts,
+    go_string_slice,
+    map_list_keys_map_set_errors,
+    new_structural_error,
+    schema_validation_errors,
+    validate_structural,
 )
+from pyctrl._apimachinery.field import (
+    Cause,
+    child,
+    field_duplicate,
+    field_forbidden,
+    field_invalid,
+    field_not_supported,
+    field_required,
+    field_too_many,
+    index,
+)
+from pyctrl._apimachinery.gofmt import GoLiteral, go_json, go_quote
+from pyctrl._apimachinery.jsonvalue import deep_equal
 
 
 def apply_crd_defaults(crd: dict[str, Any]) -> None:
@@ -207,14 +207,14 @@ def _has_non_atomic_set(s: dict[str, Any]) -> bool:
 
 
 def _has_unpruned_default(s: dict[str, Any]) -> bool:
-    if _new_structural_error(s) is not None or _validate_structural(s, ""):
+    if new_structural_error(s) is not None or validate_structural(s, ""):
         return False
-    node = _Node(s)
+    node = Node(s)
 
-    def walk(n: _Node) -> bool:
+    def walk(n: Node) -> bool:
         if n.has_default:
             pruned = copy.deepcopy(n.default)
-            _prune(pruned, n, n.embedded, None, "")
+            prune_value(pruned, n, n.embedded, None, "")
             if not deep_equal(pruned, n.default):
                 return True
         kids = list((n.properties or {}).values())
@@ -225,24 +225,24 @@ def _has_unpruned_default(s: dict[str, Any]) -> bool:
     return walk(node)
 
 
-def _schema_opts(old_spec: _Internal | None) -> _SchemaOpts:
+def _schema_opts(old_spec: _Internal | None) -> SchemaOpts:
     if old_spec is None:
-        return _SchemaOpts()
+        return SchemaOpts()
     schemas = old_spec.schemas()
 
     def any_schema(pred: Any) -> bool:
         return any(_schema_has(s, pred) for s in schemas)
 
-    return _SchemaOpts(
+    return SchemaOpts(
         require_valid_property_type=not any_schema(
             lambda s: (
-                isinstance(s.get("type"), str) and s["type"] and s["type"] not in _OPENAPI_V3_TYPES
+                isinstance(s.get("type"), str) and s["type"] and s["type"] not in OPENAPI_V3_TYPES
             )
         ),
         require_pruned_defaults=not any(_has_unpruned_default(s) for s in schemas),
         require_atomic_set_type=not any_schema(_has_non_atomic_set),
         require_map_list_keys_map_set_validation=not any_schema(
-            lambda s: bool(_map_list_keys_map_set_errors(s, ""))
+            lambda s: bool(map_list_keys_map_set_errors(s, ""))
         ),
     )
 
@@ -260,7 +260,7 @@ def _is_established(crd: dict[str, Any]) -> bool:
     return False
 
 
-def validate_crd(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list[FieldCause]:
+def validate_crd(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list[Cause]:
     """Validate an ``apiextensions.k8s.io/v1`` CustomResourceDefinition as kube-apiserver.
 
     Checks ``metadata.name`` (``<plural>.<group>``, a DNS subdomain), the group, scope,
@@ -291,9 +291,9 @@ def validate_crd(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list
     assert isinstance(spec, dict)
     names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
     assert isinstance(names, dict)
-    group = _str(spec, "group")
-    plural = _str(names, "plural")
-    errs: list[FieldCause] = []
+    group = str_field(spec, "group")
+    plural = str_field(names, "plural")
+    errs: list[Cause] = []
     errs += _crd_metadata_errors(crd, plural, group)
     old_spec: dict[str, Any] | None = None
     if old is not None:
@@ -322,17 +322,17 @@ def validate_crd(crd: dict[str, Any], old: dict[str, Any] | None = None) -> list
     return errs
 
 
-def _immutable(path: str, new: Any, old: Any) -> list[FieldCause]:
+def _immutable(path: str, new: Any, old: Any) -> list[Cause]:
     if deep_equal(new, old):
         return []
-    return [_invalid(path, new, "field is immutable")]
+    return [field_invalid(path, new, "field is immutable")]
 
 
-def _crd_metadata_errors(crd: dict[str, Any], plural: str, group: str) -> list[FieldCause]:
+def _crd_metadata_errors(crd: dict[str, Any], plural: str, group: str) -> list[Cause]:
     meta = crd.get("metadata") if isinstance(crd.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
-    errs: list[FieldCause] = []
-    generate_name = _str(meta, "generateName")
+    errs: list[Cause] = []
+    generate_name = str_field(meta, "generateName")
     required_name = f"{plural}.{group}"
 
     def name_errors(name: str, prefix: bool) -> list[str]:
@@ -344,28 +344,26 @@ def _crd_metadata_errors(crd: dict[str, Any], plural: str, group: str) -> list[F
 
     if generate_name:
         for msg in name_errors(generate_name, True):
-            errs.append(_invalid("metadata.generateName", generate_name, msg))
-    name = _str(meta, "name")
+            errs.append(field_invalid("metadata.generateName", generate_name, msg))
+    name = str_field(meta, "name")
     if not name:
-        errs.append(_required("metadata.name", "name or generateName is required"))
+        errs.append(field_required("metadata.name", "name or generateName is required"))
     else:
         for msg in name_errors(name, False):
-            errs.append(_invalid("metadata.name", name, msg))
-    if _str(meta, "namespace"):
-        errs.append(_forbidden("metadata.namespace", "not allowed on this type"))
+            errs.append(field_invalid("metadata.name", name, msg))
+    if str_field(meta, "namespace"):
+        errs.append(field_forbidden("metadata.namespace", "not allowed on this type"))
     return errs
 
 
-def _go_versions(versions: list[dict[str, Any]]) -> _GoRaw:
+def _go_versions(versions: list[dict[str, Any]]) -> GoLiteral:
     # Go prints the internal structs with %#v; their JSON is the readable equivalent.
     if not versions:
-        return _GoRaw("[]apiextensions.CustomResourceDefinitionVersion(nil)")
-    return _GoRaw("[]apiextensions.CustomResourceDefinitionVersion" + _json_compact(versions))
+        return GoLiteral("[]apiextensions.CustomResourceDefinitionVersion(nil)")
+    return GoLiteral("[]apiextensions.CustomResourceDefinitionVersion" + go_json(versions))
 
 
-def _crd_spec_errors(
-    spec: dict[str, Any], internal: _Internal, opts: _SchemaOpts
-) -> list[FieldCause]:
+def _crd_spec_errors(spec: dict[str, Any], internal: _Internal, opts: SchemaOpts) -> list[Cause]:
     """ValidateCustomResourceDefinitionSpec."""
     errs = _group_and_scope_errors(spec)
     errs += _schema_presence_errors(spec, internal, opts)
@@ -374,14 +372,14 @@ def _crd_spec_errors(
     assert isinstance(names, dict)
     for field in ("plural", "singular", "kind", "listKind"):
         if not names.get(field):
-            errs.append(_required(f"spec.names.{field}"))
+            errs.append(field_required(f"spec.names.{field}"))
     errs += _names_errors(names, "spec.names")
     errs += _hoisted_errors(internal, opts)
     conversion = spec.get("conversion")
     if isinstance(conversion, dict):
         if conversion.get("strategy") != "None" and spec.get("preserveUnknownFields") is True:
             errs.append(
-                _invalid(
+                field_invalid(
                     "spec.conversion.strategy",
                     conversion.get("strategy"),
                     "must be None if spec.preserveUnknownFields is true",
@@ -391,35 +389,37 @@ def _crd_spec_errors(
     return errs
 
 
-def _group_and_scope_errors(spec: dict[str, Any]) -> list[FieldCause]:
+def _group_and_scope_errors(spec: dict[str, Any]) -> list[Cause]:
     """The group is a DNS subdomain with a dot; the scope is Cluster or Namespaced."""
-    errs: list[FieldCause] = []
-    group = _str(spec, "group")
+    errs: list[Cause] = []
+    group = str_field(spec, "group")
     if not group:
-        errs.append(_required("spec.group"))
+        errs.append(field_required("spec.group"))
     elif dns_errs := is_dns1123_subdomain(group):
-        errs.append(_invalid("spec.group", group, ",".join(dns_errs)))
+        errs.append(field_invalid("spec.group", group, ",".join(dns_errs)))
     elif len(group.split(".")) < 2:
-        errs.append(_invalid("spec.group", group, "should be a domain with at least one dot"))
+        errs.append(field_invalid("spec.group", group, "should be a domain with at least one dot"))
     scope = spec.get("scope")
     if not scope:
-        errs.append(_required("spec.scope"))
+        errs.append(field_required("spec.scope"))
     elif scope not in ("Cluster", "Namespaced"):
-        errs.append(_not_supported("spec.scope", scope, ["Cluster", "Namespaced"]))
+        errs.append(field_not_supported("spec.scope", scope, ["Cluster", "Namespaced"]))
     return errs
 
 
 def _schema_presence_errors(
-    spec: dict[str, Any], internal: _Internal, opts: _SchemaOpts
-) -> list[FieldCause]:
+    spec: dict[str, Any], internal: _Internal, opts: SchemaOpts
+) -> list[Cause]:
     """Every version has a schema; defaults in it exclude preserveUnknownFields."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if internal.validation is None or internal.validation.get("openAPIV3Schema") is None:
         for i, v in enumerate(internal.versions):
             sch = v.get("schema")
             if not isinstance(sch, dict) or sch.get("openAPIV3Schema") is None:
                 errs.append(
-                    _required(f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required")
+                    field_required(
+                        f"spec.versions[{i}].schema.openAPIV3Schema", "schemas are required"
+                    )
                 )
     if (
         opts.allow_defaults
@@ -427,7 +427,7 @@ def _schema_presence_errors(
         and spec.get("preserveUnknownFields") is True
     ):
         errs.append(
-            _invalid(
+            field_invalid(
                 "spec.preserveUnknownFields",
                 True,
                 "must be false in order to use defaults in the schema",
@@ -436,9 +436,9 @@ def _schema_presence_errors(
     return errs
 
 
-def _versions_errors(internal: _Internal, opts: _SchemaOpts) -> list[FieldCause]:
+def _versions_errors(internal: _Internal, opts: SchemaOpts) -> list[Cause]:
     """Each version; names unique DNS-1035 labels; exactly one storage version."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     versions = internal.versions
     storage_count = 0
     seen: set[str] = set()
@@ -446,35 +446,37 @@ def _versions_errors(internal: _Internal, opts: _SchemaOpts) -> list[FieldCause]
     for i, version in enumerate(versions):
         if version.get("storage") is True:
             storage_count += 1
-        name = _str(version, "name")
+        name = str_field(version, "name")
         if name in seen:
             unique = False
         seen.add(name)
         if dns_errs := is_dns1035_label(name):
-            errs.append(_invalid(f"spec.versions[{i}].name", name, ",".join(dns_errs)))
+            errs.append(field_invalid(f"spec.versions[{i}].name", name, ",".join(dns_errs)))
         errs += _crd_version_errors(version, f"spec.versions[{i}]", internal, opts)
     if not unique:
         errs.append(
-            _invalid("spec.versions", _go_versions(versions), "must contain unique version names")
+            field_invalid(
+                "spec.versions", _go_versions(versions), "must contain unique version names"
+            )
         )
     if storage_count != 1:
         errs.append(
-            _invalid(
+            field_invalid(
                 "spec.versions",
                 _go_versions(versions),
                 "must have exactly one version marked as storage version",
             )
         )
     if versions:
-        first = _str(versions[0], "name")
+        first = str_field(versions[0], "name")
         if first and (dns_errs := is_dns1035_label(first)):
-            errs.append(_invalid("spec.version", first, ",".join(dns_errs)))
+            errs.append(field_invalid("spec.version", first, ",".join(dns_errs)))
     return errs
 
 
-def _hoisted_errors(internal: _Internal, opts: _SchemaOpts) -> list[FieldCause]:
+def _hoisted_errors(internal: _Internal, opts: SchemaOpts) -> list[Cause]:
     """What all versions share, hoisted to the spec: schema, subresources, columns, fields."""
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if internal.validation is not None:
         errs += _validation_errors(
             internal.validation, "spec.validation", internal.any_status(), opts
@@ -486,7 +488,7 @@ def _hoisted_errors(internal: _Internal, opts: _SchemaOpts) -> list[FieldCause]:
         hoisted = (internal.validation or {}).get("openAPIV3Schema")
         if not isinstance(hoisted, dict):
             errs.append(
-                _invalid(
+                field_invalid(
                     "spec.selectableFields",
                     "",
                     "may only be set when validations.schema is included",
@@ -498,20 +500,20 @@ def _hoisted_errors(internal: _Internal, opts: _SchemaOpts) -> list[FieldCause]:
 
 
 def _validation_errors(
-    validation: dict[str, Any], path: str, status_enabled: bool, opts: _SchemaOpts
-) -> list[FieldCause]:
+    validation: dict[str, Any], path: str, status_enabled: bool, opts: SchemaOpts
+) -> list[Cause]:
     schema = validation.get("openAPIV3Schema")
     if not isinstance(schema, dict):
         return []
-    return _schema_validation_errors(
-        schema, _child(path, "openAPIV3Schema"), status_enabled=status_enabled, opts=opts
+    return schema_validation_errors(
+        schema, child(path, "openAPIV3Schema"), status_enabled=status_enabled, opts=opts
     )
 
 
 def _crd_version_errors(  # noqa: PLR0912 - one check per CRD version field, in apiextensions validation's order
-    version: dict[str, Any], path: str, internal: _Internal, opts: _SchemaOpts
-) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+    version: dict[str, Any], path: str, internal: _Internal, opts: SchemaOpts
+) -> list[Cause]:
+    errs: list[Cause] = []
     warning = version.get("deprecationWarning")
     deprecated = version.get("deprecated") is True
     if warning is not None:
@@ -532,22 +534,22 @@ def _crd_version_errors(  # noqa: PLR0912 - one check per CRD version field, in 
                     )
                     break
         for problem in problems:
-            errs.append(_invalid(_child(path, "deprecationWarning"), text, problem))
+            errs.append(field_invalid(child(path, "deprecationWarning"), text, problem))
     if internal.per_version_schema:
         schema = version.get("schema")
         if isinstance(schema, dict):
             subresources = internal.version_subresources(version)
             status = subresources is not None and subresources.get("status") is not None
-            errs += _validation_errors(schema, _child(path, "schema"), status, opts)
+            errs += _validation_errors(schema, child(path, "schema"), status, opts)
     if internal.per_version_subresources:
         sub = version.get("subresources")
         errs += _subresources_errors(
-            sub if isinstance(sub, dict) else None, _child(path, "subresources")
+            sub if isinstance(sub, dict) else None, child(path, "subresources")
         )
     if internal.per_version_columns:
         cols = version.get("additionalPrinterColumns")
         for i, col in enumerate(cols if isinstance(cols, list) else []):
-            errs += _column_errors(col, _index(_child(path, "additionalPrinterColumns"), i))
+            errs += _column_errors(col, index(child(path, "additionalPrinterColumns"), i))
     # The v1 to internal conversion hoists what all versions share (the schema, the
     # selectable fields) to the spec: a version's own selectable fields then meet no
     # schema of the version, and kube-apiserver refuses them with this (inverted) message.
@@ -557,28 +559,28 @@ def _crd_version_errors(  # noqa: PLR0912 - one check per CRD version field, in 
         schema = sch.get("openAPIV3Schema") if isinstance(sch, dict) else None
         if not isinstance(schema, dict):
             errs.append(
-                _invalid(
-                    _child(path, "selectableFields"),
+                field_invalid(
+                    child(path, "selectableFields"),
                     "",
                     "may only be set when `version.schema.openAPIV3Schema` is not included",
                 )
             )
         else:
-            errs += _selectable_fields_errors(fields, schema, _child(path, "selectableFields"))
+            errs += _selectable_fields_errors(fields, schema, child(path, "selectableFields"))
     return errs
 
 
-def _names_errors(names: dict[str, Any], path: str) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+def _names_errors(names: dict[str, Any], path: str) -> list[Cause]:
+    errs: list[Cause] = []
     for field in ("plural", "singular"):
-        value = _str(names, field)
+        value = str_field(names, field)
         if value and (dns_errs := is_dns1035_label(value)):
-            errs.append(_invalid(f"{path}.{field}", value, ",".join(dns_errs)))
+            errs.append(field_invalid(f"{path}.{field}", value, ",".join(dns_errs)))
     for field in ("kind", "listKind"):
-        value = _str(names, field)
+        value = str_field(names, field)
         if value and (dns_errs := is_dns1035_label(value.lower())):
             errs.append(
-                _invalid(
+                field_invalid(
                     f"{path}.{field}",
                     value,
                     "may have mixed case, but should otherwise match: " + ",".join(dns_errs),
@@ -588,49 +590,51 @@ def _names_errors(names: dict[str, Any], path: str) -> list[FieldCause]:
     for i, short in enumerate(short_names if isinstance(short_names, list) else []):
         text = short if isinstance(short, str) else str(short)
         if dns_errs := is_dns1035_label(text):
-            errs.append(_invalid(f"{path}.shortNames[{i}]", text, ",".join(dns_errs)))
-    kind = _str(names, "kind")
-    if kind and kind == _str(names, "listKind"):
-        errs.append(_invalid(f"{path}.listKind", kind, "kind and listKind may not be the same"))
+            errs.append(field_invalid(f"{path}.shortNames[{i}]", text, ",".join(dns_errs)))
+    kind = str_field(names, "kind")
+    if kind and kind == str_field(names, "listKind"):
+        errs.append(
+            field_invalid(f"{path}.listKind", kind, "kind and listKind may not be the same")
+        )
     categories = names.get("categories")
     for i, category in enumerate(categories if isinstance(categories, list) else []):
         text = category if isinstance(category, str) else str(category)
         if dns_errs := is_dns1035_label(text):
-            errs.append(_invalid(f"{path}.categories[{i}]", text, ",".join(dns_errs)))
+            errs.append(field_invalid(f"{path}.categories[{i}]", text, ",".join(dns_errs)))
     return errs
 
 
-def _simple_json_path_errors(s: str, path: str) -> list[FieldCause]:
+def _simple_json_path_errors(s: str, path: str) -> list[Cause]:
     if not s:
-        return [_invalid(path, s, "must not be empty")]
+        return [field_invalid(path, s, "must not be empty")]
     if s[0] != ".":
-        return [_invalid(path, s, "must be a simple json path starting with .")]
+        return [field_invalid(path, s, "must be a simple json path starting with .")]
     return []
 
 
-def _subresources_errors(sub: dict[str, Any] | None, path: str) -> list[FieldCause]:
+def _subresources_errors(sub: dict[str, Any] | None, path: str) -> list[Cause]:
     if sub is None:
         return []
     scale = sub.get("scale")
     if not isinstance(scale, dict):
         return []
-    errs: list[FieldCause] = []
-    spec_path = _str(scale, "specReplicasPath")
+    errs: list[Cause] = []
+    spec_path = str_field(scale, "specReplicasPath")
     field = f"{path}.scale.specReplicasPath"
     if not spec_path:
-        errs.append(_required(field))
+        errs.append(field_required(field))
     elif simple := _simple_json_path_errors(spec_path, field):
         errs += simple
     elif not spec_path.startswith(".spec."):
-        errs.append(_invalid(field, spec_path, "should be a json path under .spec"))
-    status_path = _str(scale, "statusReplicasPath")
+        errs.append(field_invalid(field, spec_path, "should be a json path under .spec"))
+    status_path = str_field(scale, "statusReplicasPath")
     field = f"{path}.scale.statusReplicasPath"
     if not status_path:
-        errs.append(_required(field))
+        errs.append(field_required(field))
     elif simple := _simple_json_path_errors(status_path, field):
         errs += simple
     elif not status_path.startswith(".status."):
-        errs.append(_invalid(field, status_path, "should be a json path under .status"))
+        errs.append(field_invalid(field, status_path, "should be a json path under .status"))
     selector = scale.get("labelSelectorPath")
     if isinstance(selector, str) and selector:
         field = f"{path}.scale.labelSelectorPath"
@@ -638,7 +642,9 @@ def _subresources_errors(sub: dict[str, Any] | None, path: str) -> list[FieldCau
             errs += simple
         elif not selector.startswith((".spec.", ".status.")):
             errs.append(
-                _invalid(field, selector, "should be a json path under either .spec or .status")
+                field_invalid(
+                    field, selector, "should be a json path under either .spec or .status"
+                )
             )
     return errs
 
@@ -656,55 +662,55 @@ _PRINTER_FORMATS: Final = [
 ]
 
 
-def _column_errors(col: Any, path: str) -> list[FieldCause]:
+def _column_errors(col: Any, path: str) -> list[Cause]:
     col = col if isinstance(col, dict) else {}
-    errs: list[FieldCause] = []
-    if not _str(col, "name"):
-        errs.append(_required(f"{path}.name"))
-    typ = _str(col, "type")
+    errs: list[Cause] = []
+    if not str_field(col, "name"):
+        errs.append(field_required(f"{path}.name"))
+    typ = str_field(col, "type")
     types_msg = "must be one of " + ",".join(_PRINTER_TYPES)
     if not typ:
-        errs.append(_required(f"{path}.type", types_msg))
+        errs.append(field_required(f"{path}.type", types_msg))
     elif typ not in _PRINTER_TYPES:
-        errs.append(_invalid(f"{path}.type", typ, types_msg))
-    fmt = _str(col, "format")
+        errs.append(field_invalid(f"{path}.type", typ, types_msg))
+    fmt = str_field(col, "format")
     if fmt and fmt not in _PRINTER_FORMATS:
-        errs.append(_invalid(f"{path}.format", fmt, "must be one of " + ",".join(_PRINTER_FORMATS)))
-    json_path = _str(col, "jsonPath")
+        errs.append(
+            field_invalid(f"{path}.format", fmt, "must be one of " + ",".join(_PRINTER_FORMATS))
+        )
+    json_path = str_field(col, "jsonPath")
     if not json_path:
-        errs.append(_required(f"{path}.JSONPath"))
+        errs.append(field_required(f"{path}.JSONPath"))
     else:
         errs += _simple_json_path_errors(json_path, f"{path}.JSONPath")
     return errs
 
 
-def _selectable_fields_errors(
-    fields: list[Any], schema: dict[str, Any], path: str
-) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+def _selectable_fields_errors(fields: list[Any], schema: dict[str, Any], path: str) -> list[Cause]:
+    errs: list[Cause] = []
     seen: set[str] = set()
     for i, raw_item in enumerate(fields):
         item = raw_item if isinstance(raw_item, dict) else {}
         ipath = f"{path}[{i}].jsonPath"
-        json_path = _str(item, "jsonPath")
+        json_path = str_field(item, "jsonPath")
         if not json_path:
-            errs.append(_required(ipath))
+            errs.append(field_required(ipath))
             continue
         if "[" in json_path:
             errs.append(
-                _invalid(ipath, json_path, "is an invalid path: array notation is not allowed")
+                field_invalid(ipath, json_path, "is an invalid path: array notation is not allowed")
             )
             continue
         try:
             normalized, node = valid_field_path(json_path, schema)
         except ValueError as e:
-            errs.append(_invalid(ipath, json_path, f"is an invalid path: {e}"))
+            errs.append(field_invalid(ipath, json_path, f"is an invalid path: {e}"))
             continue
         if normalized.split(".")[0].split("[")[0] == "metadata":
-            errs.append(_invalid(ipath, json_path, "must not point to fields in metadata"))
+            errs.append(field_invalid(ipath, json_path, "must not point to fields in metadata"))
         if node.get("type") not in ("string", "boolean", "integer"):
             errs.append(
-                _invalid(
+                field_invalid(
                     ipath,
                     json_path,
                     "must point to a field of type string, boolean or integer. Enum string "
@@ -713,21 +719,21 @@ def _selectable_fields_errors(
                 )
             )
         if normalized in seen:
-            errs.append(_duplicate(ipath, json_path))
+            errs.append(field_duplicate(ipath, json_path))
         seen.add(normalized)
     if len(seen) > 8:
-        errs.append(_too_many(path, len(seen), 8))
+        errs.append(field_too_many(path, len(seen), 8))
     return errs
 
 
-def _conversion_errors(conversion: dict[str, Any]) -> list[FieldCause]:
-    errs: list[FieldCause] = []
+def _conversion_errors(conversion: dict[str, Any]) -> list[Cause]:
+    errs: list[Cause] = []
     path = "spec.conversion"
     strategy = conversion.get("strategy")
     if not strategy:
-        errs.append(_required(f"{path}.strategy"))
+        errs.append(field_required(f"{path}.strategy"))
     elif strategy not in ("None", "Webhook"):
-        errs.append(_not_supported(f"{path}.strategy", strategy, ["None", "Webhook"]))
+        errs.append(field_not_supported(f"{path}.strategy", strategy, ["None", "Webhook"]))
     webhook = conversion.get("webhook") if isinstance(conversion.get("webhook"), dict) else None
     assert webhook is None or isinstance(webhook, dict)
     client = webhook.get("clientConfig") if webhook is not None else None
@@ -735,14 +741,16 @@ def _conversion_errors(conversion: dict[str, Any]) -> list[FieldCause]:
     if strategy == "Webhook":
         if not isinstance(client, dict):
             errs.append(
-                _required(f"{path}.webhookClientConfig", "required when strategy is set to Webhook")
+                field_required(
+                    f"{path}.webhookClientConfig", "required when strategy is set to Webhook"
+                )
             )
         else:
             url = client.get("url")
             service = client.get("service")
             cc_path = f"{path}.webhookClientConfig"
             if (url is None) == (service is None):
-                errs.append(_required(cc_path, "exactly one of url or service is required"))
+                errs.append(field_required(cc_path, "exactly one of url or service is required"))
             elif url is not None:
                 errs += _webhook_url_errors(f"{cc_path}.url", str(url))
             elif isinstance(service, dict):
@@ -751,14 +759,14 @@ def _conversion_errors(conversion: dict[str, Any]) -> list[FieldCause]:
     else:
         if client is not None:
             errs.append(
-                _forbidden(
+                field_forbidden(
                     f"{path}.webhookClientConfig",
                     "should not be set when strategy is not set to Webhook",
                 )
             )
         if isinstance(review_versions, list) and review_versions:
             errs.append(
-                _forbidden(
+                field_forbidden(
                     f"{path}.conversionReviewVersions",
                     "should not be set when strategy is not set to Webhook",
                 )
@@ -766,99 +774,109 @@ def _conversion_errors(conversion: dict[str, Any]) -> list[FieldCause]:
     return errs
 
 
-def _review_versions_errors(versions: Any, path: str) -> list[FieldCause]:
+def _review_versions_errors(versions: Any, path: str) -> list[Cause]:
     if not isinstance(versions, list) or not versions:
-        return [_required(path)]
-    errs: list[FieldCause] = []
+        return [field_required(path)]
+    errs: list[Cause] = []
     seen: set[str] = set()
     accepted = False
     for i, v in enumerate(versions):
         text = v if isinstance(v, str) else str(v)
         if text in seen:
-            errs.append(_invalid(f"{path}[{i}]", text, "duplicate version"))
+            errs.append(field_invalid(f"{path}[{i}]", text, "duplicate version"))
             continue
         seen.add(text)
         for msg in is_dns1035_label(text):
-            errs.append(_invalid(f"{path}[{i}]", text, msg))
+            errs.append(field_invalid(f"{path}[{i}]", text, msg))
         if text in ("v1", "v1beta1"):
             accepted = True
     if not accepted:
         errs.append(
-            _invalid(path, _go_string_slice(versions), "must include at least one of v1, v1beta1")
+            field_invalid(
+                path, go_string_slice(versions), "must include at least one of v1, v1beta1"
+            )
         )
     return errs
 
 
-def _webhook_url_errors(path: str, url: str) -> list[FieldCause]:
+def _webhook_url_errors(path: str, url: str) -> list[Cause]:
     form = "; desired format: https://host[/path]"
     try:
         parsed = urllib.parse.urlsplit(url)
     except ValueError as e:
-        return [_required(path, f"url must be a valid URL: {e}{form}")]
-    errs: list[FieldCause] = []
+        return [field_required(path, f"url must be a valid URL: {e}{form}")]
+    errs: list[Cause] = []
     if parsed.scheme != "https":
-        errs.append(_invalid(path, parsed.scheme, "'https' is the only allowed URL scheme" + form))
+        errs.append(
+            field_invalid(path, parsed.scheme, "'https' is the only allowed URL scheme" + form)
+        )
     if not parsed.netloc.rpartition("@")[2]:
-        errs.append(_invalid(path, "", "host must be specified" + form))
+        errs.append(field_invalid(path, "", "host must be specified" + form))
     if "@" in parsed.netloc:
         errs.append(
-            _invalid(
+            field_invalid(
                 path,
                 parsed.netloc.rpartition("@")[0],
                 "user information is not permitted in the URL",
             )
         )
     if parsed.fragment:
-        errs.append(_invalid(path, parsed.fragment, "fragments are not permitted in the URL"))
+        errs.append(field_invalid(path, parsed.fragment, "fragments are not permitted in the URL"))
     if parsed.query:
-        errs.append(_invalid(path, parsed.query, "query parameters are not permitted in the URL"))
+        errs.append(
+            field_invalid(path, parsed.query, "query parameters are not permitted in the URL")
+        )
     return errs
 
 
-def _webhook_service_errors(path: str, service: dict[str, Any]) -> list[FieldCause]:
-    errs: list[FieldCause] = []
-    if not _str(service, "name"):
-        errs.append(_required(f"{path}.name", "service name is required"))
-    if not _str(service, "namespace"):
-        errs.append(_required(f"{path}.namespace", "service namespace is required"))
+def _webhook_service_errors(path: str, service: dict[str, Any]) -> list[Cause]:
+    errs: list[Cause] = []
+    if not str_field(service, "name"):
+        errs.append(field_required(f"{path}.name", "service name is required"))
+    if not str_field(service, "namespace"):
+        errs.append(field_required(f"{path}.namespace", "service namespace is required"))
     port = service.get("port", 443)
     if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
         errs.append(
-            _invalid(
+            field_invalid(
                 f"{path}.port", port, "port is not valid: must be between 1 and 65535, inclusive"
             )
         )
     url_path = service.get("path")
     if isinstance(url_path, str) and url_path not in ("", "/"):
         if url_path == "//":
-            errs.append(_invalid(f"{path}.path", url_path, "segment[0] may not be empty"))
+            errs.append(field_invalid(f"{path}.path", url_path, "segment[0] may not be empty"))
         elif not url_path.startswith("/"):
-            errs.append(_invalid(f"{path}.path", url_path, "must start with a '/'"))
+            errs.append(field_invalid(f"{path}.path", url_path, "must start with a '/'"))
         else:
             for i, segment in enumerate(url_path[1:].split("/")):
                 if not segment and i != len(url_path[1:].split("/")) - 1:
                     errs.append(
-                        _invalid(f"{path}.path", url_path, f"segment[{i}] may not be empty")
+                        field_invalid(f"{path}.path", url_path, f"segment[{i}] may not be empty")
                     )
     return errs
 
 
-def _stored_versions_errors(stored: list[str], versions: list[dict[str, Any]]) -> list[FieldCause]:
+def _stored_versions_errors(stored: list[str], versions: list[dict[str, Any]]) -> list[Cause]:
     path = "status.storedVersions"
     if not stored:
-        return [_invalid(path, _go_string_slice(stored), "must have at least one stored version")]
-    errs: list[FieldCause] = []
+        return [
+            field_invalid(path, go_string_slice(stored), "must have at least one stored version")
+        ]
+    errs: list[Cause] = []
     remaining = {v: i for i, v in enumerate(stored)}
     for version in versions:
-        name = _str(version, "name")
+        name = str_field(version, "name")
         if version.get("storage") is True and name not in remaining:
             errs.append(
-                _invalid(path, _go_string_slice(stored), f"must have the storage version {name}")
+                field_invalid(
+                    path, go_string_slice(stored), f"must have the storage version {name}"
+                )
             )
         remaining.pop(name, None)
     for v, i in remaining.items():
         errs.append(
-            _invalid(
+            field_invalid(
                 f"{path}[{i}]",
                 v,
                 f"missing from spec.versions; {v} was previously a storage version, and must "
@@ -895,9 +913,9 @@ def _approval_state(crd: dict[str, Any]) -> tuple[str, str]:
     )
 
 
-def _api_approval_errors(crd: dict[str, Any], old: dict[str, Any] | None) -> list[FieldCause]:
+def _api_approval_errors(crd: dict[str, Any], old: dict[str, Any] | None) -> list[Cause]:
     spec = crd.get("spec")
-    group = _str(spec, "group") if isinstance(spec, dict) else ""
+    group = str_field(spec, "group") if isinstance(spec, dict) else ""
     protected = len(group.split(".")) >= 2 and (
         group in ("k8s.io", "kubernetes.io") or group.endswith((".k8s.io", ".kubernetes.io"))
     )
@@ -908,23 +926,23 @@ def _api_approval_errors(crd: dict[str, Any], old: dict[str, Any] | None) -> lis
         return []
     path = f"metadata.annotations[{_APPROVAL_ANNOTATION}]"
     if state == "missing":
-        return [_required(path, reason)]
+        return [field_required(path, reason)]
     if state == "invalid":
         meta = crd.get("metadata")
         annotations = meta.get("annotations") if isinstance(meta, dict) else {}
         value = annotations.get(_APPROVAL_ANNOTATION) if isinstance(annotations, dict) else ""
-        return [_invalid(path, value, reason)]
+        return [field_invalid(path, value, reason)]
     return []
 
 
 def _preserve_unknown_fields_errors(
     spec: dict[str, Any], old_spec: dict[str, Any] | None
-) -> list[FieldCause]:
+) -> list[Cause]:
     if old_spec is not None and old_spec.get("preserveUnknownFields") is True:
         return []
     if spec.get("preserveUnknownFields") is True:
         return [
-            _invalid(
+            field_invalid(
                 "spec.preserveUnknownFields",
                 True,
                 "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in "

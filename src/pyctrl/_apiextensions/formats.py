@@ -13,7 +13,7 @@ from pyctrl._apiextensions.cel.values import parse_quantity
 # String formats (kube-openapi strfmt registry, as stripped by apiextensions).
 # ---------------------------------------------------------------------------------------
 
-_SUPPORTED_FORMATS: Final = frozenset(
+SUPPORTED_FORMATS: Final = frozenset(
     f.replace("-", "")
     for f in (
         "bsonobjectid",
@@ -146,7 +146,7 @@ def _is_date(s: str) -> bool:
     return True
 
 
-def _is_datetime(s: str) -> bool:
+def is_datetime(s: str) -> bool:
     if len(s) < 4:
         return False
     parts = s.lower().split("t")
@@ -248,7 +248,7 @@ def _is_quantity(s: str) -> bool:
     return parse_quantity(s) is not None
 
 
-def _format_ok(fmt: str, s: str) -> bool:
+def format_ok(fmt: str, s: str) -> bool:
     checks = {
         "bsonobjectid": lambda v: bool(_RX_BSON.match(v)),
         "uri": _is_uri,
@@ -273,21 +273,21 @@ def _format_ok(fmt: str, s: str) -> bool:
         "password": lambda v: True,
         "date": _is_date,
         "duration": _is_duration,
-        "datetime": _is_datetime,
+        "datetime": is_datetime,
         "quantity": _is_quantity,
     }
     check = checks.get(fmt.replace("-", ""))
     return True if check is None else bool(check(s))
 
 
-def _effective_format(raw: dict[str, Any]) -> str:
+def effective_format(raw: dict[str, Any]) -> str:
     """StripUnsupportedFormatsPostProcess: the format kube-openapi will actually check."""
     fmt = raw.get("format")
     if not isinstance(fmt, str) or not fmt:
         return ""
     typ = "" if raw.get("x-kubernetes-int-or-string") is True else raw.get("type", "")
     if typ in ("", "string"):
-        return fmt if fmt.replace("-", "") in _SUPPORTED_FORMATS else ""
+        return fmt if fmt.replace("-", "") in SUPPORTED_FORMATS else ""
     if typ == "integer":
         return fmt if fmt in ("int32", "int64") else ""
     if typ == "number":

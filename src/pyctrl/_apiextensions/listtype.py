@@ -4,11 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from pyctrl._apiextensions.field import FieldCause, Path, _child, _duplicate, _index, _invalid, _key
-from pyctrl._apiextensions.gofmt import _json_compact
+from pyctrl._apimachinery.field import (
+    Cause,
+    Path,
+    child,
+    field_duplicate,
+    field_invalid,
+    index,
+    key_path,
+)
+from pyctrl._apimachinery.gofmt import go_json
 
 if TYPE_CHECKING:
-    from pyctrl._apiextensions.nodes import _Node
+    from pyctrl._apiextensions.nodes import Node
 
 # ---------------------------------------------------------------------------------------
 # x-kubernetes-list-type set/map uniqueness (schema/listtype).
@@ -17,7 +25,7 @@ if TYPE_CHECKING:
 
 def _scalar_key(value: Any) -> Any:
     if isinstance(value, dict | list):
-        return ("json", _json_compact(value))
+        return ("json", go_json(value))
     return (type(value).__name__, value)
 
 
@@ -38,33 +46,33 @@ def _list_set_duplicates(items: list[Any]) -> list[int]:
     return out
 
 
-def _listtype_errors(node: _Node | None, x: Any, path: Path) -> list[FieldCause]:  # noqa: PLR0912 - structural listtype's walk: one branch per list type and node kind
+def listtype_errors(node: Node | None, x: Any, path: Path) -> list[Cause]:  # noqa: PLR0912 - structural listtype's walk: one branch per list type and node kind
     if node is None or not node.has_list_types:
         return []
     if isinstance(x, dict):
-        errs: list[FieldCause] = []
+        errs: list[Cause] = []
         addl = node.additional
         if addl is not None and addl.has_list_types:
             for k, v in x.items():
-                errs += _listtype_errors(addl, v, _key(path, k))
+                errs += listtype_errors(addl, v, key_path(path, k))
         props = node.properties
         if props is not None:
             for k, v in x.items():
                 sub = props.get(k)
                 if sub is not None and sub.has_list_types:
-                    errs += _listtype_errors(sub, v, _child(path, k))
+                    errs += listtype_errors(sub, v, child(path, k))
         return errs
     if not isinstance(x, list):
         return []
     errs = []
     if node.list_type == "set":
         for i in _list_set_duplicates(x):
-            errs.append(_duplicate(_index(path, i), x[i]))
+            errs.append(field_duplicate(index(path, i), x[i]))
     elif node.list_type == "map":
         errs += _list_map_errors(node, x, path)
     if node.items is not None:
         for i, item in enumerate(x):
-            errs += _listtype_errors(node.items, item, _index(path, i))
+            errs += listtype_errors(node.items, item, index(path, i))
     return errs
 
 
@@ -78,16 +86,18 @@ class _Unspecified:
 _UNSPECIFIED: Final = _Unspecified()
 
 
-def _list_map_errors(node: _Node, x: list[Any], path: Path) -> list[FieldCause]:
+def _list_map_errors(node: Node, x: list[Any], path: Path) -> list[Cause]:
     for i, item in enumerate(x):
         if item is not None and not isinstance(item, dict):
             return [
-                _invalid(_index(path, i), item, "must be an object for an array of list-type map")
+                field_invalid(
+                    index(path, i), item, "must be an object for an array of list-type map"
+                )
             ]
     if len(x) <= 1:
         return []
     keys = node.list_map_keys
-    errs: list[FieldCause] = []
+    errs: list[Cause] = []
     if len(keys) == 1:
         key_field = keys[0]
         values = [
@@ -96,12 +106,12 @@ def _list_map_errors(node: _Node, x: list[Any], path: Path) -> list[FieldCause]:
         for i in _list_set_duplicates(values):
             value = values[i]
             errs.append(
-                _duplicate(_index(path, i), {} if value is _UNSPECIFIED else {key_field: value})
+                field_duplicate(index(path, i), {} if value is _UNSPECIFIED else {key_field: value})
             )
         return errs
     composite: list[dict[str, Any]] = []
     for item in x:
         composite.append({k: item[k] for k in keys if item is not None and k in item})
     for i in _list_set_duplicates(composite):
-        errs.append(_duplicate(_index(path, i), composite[i]))
+        errs.append(field_duplicate(index(path, i), composite[i]))
     return errs

@@ -11,12 +11,12 @@ from typing import Final
 
 _DNS1035_FMT: Final = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_RE: Final = re.compile(f"^{_DNS1035_FMT}\\Z")
-_DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT: Final = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+DNS1123_LABEL_FMT: Final = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT: Final = DNS1123_LABEL_FMT + "(\\." + DNS1123_LABEL_FMT + ")*"
 _DNS1123_SUBDOMAIN_RE: Final = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}\\Z")
 
 
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
     if not examples:
         return f"{msg} (regex used for validation is '{fmt}')"
     msg += " (e.g. "
@@ -41,7 +41,7 @@ def is_dns1035_label(value: str) -> list[str]:
         errs.append("must be no more than 63 characters")
     if not _DNS1035_RE.match(value):
         errs.append(
-            _regex_error(
+            regex_error(
                 "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
                 "with an alphabetic character, and end with an alphanumeric character",
                 _DNS1035_FMT,
@@ -66,7 +66,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
         errs.append("must be no more than 253 characters")
     if not _DNS1123_SUBDOMAIN_RE.match(value):
         errs.append(
-            _regex_error(
+            regex_error(
                 "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
                 "characters, "
                 "'-' or '.', and must start and end with an alphanumeric character",
@@ -85,7 +85,7 @@ _QNAME_MSG: Final = (
 )
 _LABEL_VALUE_FMT: Final = f"(({_QNAME_FMT})?)"
 _LABEL_VALUE_RE: Final = re.compile(f"^{_LABEL_VALUE_FMT}\\Z")
-_DNS1123_LABEL_RE: Final = re.compile(f"^{_DNS1123_LABEL_FMT}\\Z")
+DNS1123_LABEL_RE: Final = re.compile(f"^{DNS1123_LABEL_FMT}\\Z")
 
 
 def is_qualified_name(value: str) -> list[str]:
@@ -111,7 +111,7 @@ def _qualified_name_errors(value: str) -> tuple[str, ...]:
     else:
         return (
             "a qualified name "
-            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
         )
     if not name:
@@ -120,7 +120,7 @@ def _qualified_name_errors(value: str) -> tuple[str, ...]:
         errs.append("name part must be no more than 63 characters")
     if not _QNAME_RE.match(name):
         errs.append(
-            "name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            "name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
         )
     return tuple(errs)
 
@@ -137,7 +137,7 @@ def _label_value_errors(value: str) -> tuple[str, ...]:
         errs.append("must be no more than 63 characters")
     if not _LABEL_VALUE_RE.match(value):
         errs.append(
-            _regex_error(
+            regex_error(
                 "a valid label must be an empty string or consist of alphanumeric characters, "
                 "'-', '_' "
                 "or '.', and must start and end with an alphanumeric character",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Final
 
-from pyctrl._apiextensions.formats import _effective_format
+from pyctrl._apiextensions.formats import effective_format
 
 if TYPE_CHECKING:
     from pyctrl._apiextensions.cel.program import CompiledRule
@@ -36,7 +36,7 @@ def _int(value: Any) -> int | None:
     return None
 
 
-class _Node:
+class Node:
     """A schema node prepared for fast repeated validation, defaulting and pruning."""
 
     __slots__ = (
@@ -97,7 +97,7 @@ class _Node:
             ("integer", "string") if self.int_or_string else ((self.type,) if self.type else ())
         )
         self.nullable: bool = raw.get("nullable") is True
-        self.format: str = _effective_format(raw)
+        self.format: str = effective_format(raw)
         self.preserve_unknown: bool = raw.get("x-kubernetes-preserve-unknown-fields") is True
         self.embedded: bool = raw.get("x-kubernetes-embedded-resource") is True
         self._read_structure(raw)
@@ -110,23 +110,23 @@ class _Node:
     def _read_structure(self, raw: dict[str, Any]) -> None:
         """Properties, additionalProperties, items and the junctors, compiled in turn."""
         props = raw.get("properties")
-        self.properties: dict[str, _Node] | None = (
-            {k: _Node(v) for k, v in props.items() if isinstance(v, dict)}
+        self.properties: dict[str, Node] | None = (
+            {k: Node(v) for k, v in props.items() if isinstance(v, dict)}
             if isinstance(props, dict) and props
             else None
         )
         addl = raw.get("additionalProperties")
-        self.additional: _Node | None = _Node(addl) if isinstance(addl, dict) else None
+        self.additional: Node | None = Node(addl) if isinstance(addl, dict) else None
         self.additional_allows: bool | None = (
             True if isinstance(addl, dict) else (addl if isinstance(addl, bool) else None)
         )
         items = raw.get("items")
-        self.items: _Node | None = _Node(items) if isinstance(items, dict) else None
+        self.items: Node | None = Node(items) if isinstance(items, dict) else None
         self.all_of = _node_list(raw.get("allOf"))
         self.any_of = _node_list(raw.get("anyOf"))
         self.one_of = _node_list(raw.get("oneOf"))
         not_ = raw.get("not")
-        self.not_: _Node | None = _Node(not_) if isinstance(not_, dict) else None
+        self.not_: Node | None = Node(not_) if isinstance(not_, dict) else None
 
     def _read_value_checks(self, raw: dict[str, Any]) -> None:
         """required, enum and the numeric, string, array and object bounds."""
@@ -188,8 +188,8 @@ class _Node:
             self.multiple_of is not None or self.minimum is not None or self.maximum is not None
         )
 
-    def _children(self) -> list[_Node]:
-        out: list[_Node] = []
+    def _children(self) -> list[Node]:
+        out: list[Node] = []
         if self.properties:
             out.extend(self.properties.values())
         if self.additional is not None:
@@ -199,23 +199,23 @@ class _Node:
         return out
 
 
-def _node_list(value: Any) -> tuple[_Node, ...]:
+def _node_list(value: Any) -> tuple[Node, ...]:
     if not isinstance(value, list):
         return ()
-    return tuple(_Node(v) for v in value if isinstance(v, dict))
+    return tuple(Node(v) for v in value if isinstance(v, dict))
 
 
-_NODE_CACHE: OrderedDict[int, tuple[dict[str, Any], _Node]] = OrderedDict()
+_NODE_CACHE: OrderedDict[int, tuple[dict[str, Any], Node]] = OrderedDict()
 _NODE_CACHE_SIZE: Final = 512
 
 
-def _compile(schema: dict[str, Any]) -> _Node:
+def compile_schema(schema: dict[str, Any]) -> Node:
     key = id(schema)
     hit = _NODE_CACHE.get(key)
     if hit is not None and hit[0] is schema:
         _NODE_CACHE.move_to_end(key)
         return hit[1]
-    node = _Node(schema)
+    node = Node(schema)
     # Holding the schema keeps its id from being reused while the entry lives.
     _NODE_CACHE[key] = (schema, node)
     if len(_NODE_CACHE) > _NODE_CACHE_SIZE:
@@ -223,32 +223,32 @@ def _compile(schema: dict[str, Any]) -> _Node:
     return node
 
 
-_META_FIELDS: Final = frozenset(("metadata", "kind", "apiVersion"))
+META_FIELDS: Final = frozenset(("metadata", "kind", "apiVersion"))
 
 
-def _str(raw: dict[str, Any], key: str) -> str:
+def str_field(raw: dict[str, Any], key: str) -> str:
     value = raw.get(key)
     return value if isinstance(value, str) else ""
 
 
-def _dict(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
+def dict_field(raw: dict[str, Any], key: str) -> dict[str, Any] | None:
     value = raw.get(key)
     return value if isinstance(value, dict) else None
 
 
-def _dict_list(raw: dict[str, Any], key: str) -> list[dict[str, Any]]:
+def dict_list(raw: dict[str, Any], key: str) -> list[dict[str, Any]]:
     value = raw.get(key)
     if not isinstance(value, list):
         return []
     return [v if isinstance(v, dict) else {} for v in value]
 
 
-def _props(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def properties_of(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
     value = raw.get("properties")
     if not isinstance(value, dict):
         return {}
     return {k: (v if isinstance(v, dict) else {}) for k, v in value.items()}
 
 
-def _map_is_correlatable(map_type: Any) -> bool:
+def map_is_correlatable(map_type: Any) -> bool:
     return map_type is None or map_type == "granular"

@@ -10,24 +10,24 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Final
 
-from pyctrl._apiextensions.field import (
-    FieldCause,
-    Path,
-    _child,
-    _invalid,
-    _not_supported,
-    _required,
-    _too_long,
-    _too_many,
-    _type_invalid,
-)
-from pyctrl._apiextensions.formats import _SUPPORTED_FORMATS, _format_ok
-from pyctrl._apiextensions.gofmt import _json_compact, go_float, go_print, go_quote
+from pyctrl._apiextensions.formats import SUPPORTED_FORMATS, format_ok
 from pyctrl._apiextensions.goregex import compile_go_regex
-from pyctrl._apiextensions.jsonvalue import deep_equal
+from pyctrl._apimachinery.field import (
+    Cause,
+    Path,
+    child,
+    field_invalid,
+    field_not_supported,
+    field_required,
+    field_too_long_max_length,
+    field_too_many,
+    field_type_invalid,
+)
+from pyctrl._apimachinery.gofmt import go_json, go_print, go_quote
+from pyctrl._apimachinery.jsonvalue import deep_equal
 
 if TYPE_CHECKING:
-    from pyctrl._apiextensions.nodes import _Node
+    from pyctrl._apiextensions.nodes import Node
 
 # ---------------------------------------------------------------------------------------
 # Value validation: kube-openapi's SchemaValidator, errors converted as
@@ -128,7 +128,7 @@ def _is_json_integer(f: float) -> bool:
     return diff / min(abs(f) + abs(g), 1.7976931348623157e308) < 1e-9
 
 
-def _check_type(node: _Node, data: Any, path: str) -> _VErr | None:
+def _check_type(node: Node, data: Any, path: str) -> _VErr | None:
     """typeValidator.Validate for a value whose kind is not among the node's types."""
     types = node.types
     fmt = node.format
@@ -170,7 +170,7 @@ def _enum_matches(data: Any, enum: list[Any]) -> bool:
     return False
 
 
-def _enum_error(node: _Node, data: Any, path: str) -> _VErr:
+def _enum_error(node: Node, data: Any, path: str) -> _VErr:
     enum = node.enum or []
     message = _msg(path, f"should be one of {_go_slice(enum)}")
     return _VErr(_E_ENUM, path, message, data, values=enum)
@@ -181,7 +181,7 @@ def _go_slice(values: list[Any]) -> str:
     return go_print(values)
 
 
-def _check_string(node: _Node, data: str, path: str) -> _VErr | None:
+def _check_string(node: Node, data: str, path: str) -> _VErr | None:
     if node.max_length is not None and len(data) > node.max_length:
         message = _msg(path, f"should be at most {node.max_length} chars long")
         return _VErr(_E_TOO_LONG, path, message, data, valid=node.max_length)
@@ -199,20 +199,20 @@ def _check_string(node: _Node, data: str, path: str) -> _VErr | None:
     return None
 
 
-def _check_format(node: _Node, data: str, path: str) -> _VErr | None:
+def _check_format(node: Node, data: str, path: str) -> _VErr | None:
     fmt = node.format
-    if fmt.replace("-", "") not in _SUPPORTED_FORMATS or _format_ok(fmt, data):
+    if fmt.replace("-", "") not in SUPPORTED_FORMATS or format_ok(fmt, data):
         return None
     return _invalid_type(path, fmt, data)
 
 
-def _check_number(node: _Node, data: int | float, path: str) -> list[_VErr]:
+def _check_number(node: Node, data: int | float, path: str) -> list[_VErr]:
     errs: list[_VErr] = []
     is_int = isinstance(data, int)
     if node.multiple_of is not None:
         factor = node.multiple_of
         if factor < 0:
-            message = f"factor MultipleOf declared for {path} must be positive: {_go_num(factor)}"
+            message = f"factor MultipleOf declared for {path} must be positive: {go_print(factor)}"
             errs.append(_VErr(_E_OTHER, path, message, factor))
         elif is_int and int(factor) != 0:
             ifactor = int(factor)
@@ -223,35 +223,35 @@ def _check_number(node: _Node, data: int | float, path: str) -> list[_VErr]:
             f = float(data)
             mult = (1 / factor * f) if factor < 1 else (f / factor)
             if not _is_json_integer(mult):
-                message = _msg(path, f"should be a multiple of {_go_num(float(factor))}")
+                message = _msg(path, f"should be a multiple of {go_print(float(factor))}")
                 errs.append(_VErr(_E_OTHER, path, message, data))
     if node.minimum is not None:
         bound: int | float = int(node.minimum) if is_int else float(node.minimum)
         if (not node.excl_min and data < bound) or (node.excl_min and data <= bound):
             op = "greater than" if node.excl_min else "greater than or equal to"
-            errs.append(_VErr(_E_OTHER, path, _msg(path, f"should be {op} {_go_num(bound)}"), data))
+            errs.append(
+                _VErr(_E_OTHER, path, _msg(path, f"should be {op} {go_print(bound)}"), data)
+            )
     if node.maximum is not None:
         bound = int(node.maximum) if is_int else float(node.maximum)
         if (not node.excl_max and data > bound) or (node.excl_max and data >= bound):
             op = "less than" if node.excl_max else "less than or equal to"
-            errs.append(_VErr(_E_OTHER, path, _msg(path, f"should be {op} {_go_num(bound)}"), data))
+            errs.append(
+                _VErr(_E_OTHER, path, _msg(path, f"should be {op} {go_print(bound)}"), data)
+            )
     return errs
 
 
-def _go_num(v: int | float) -> str:
-    return go_float(v) if isinstance(v, float) else str(v)
-
-
-def _correlate_item(node: _Node, old: Any, data: list[Any], i: int) -> tuple[bool, Any]:  # noqa: PLR0911 - kube-openapi's ratcheting correlation, one case per list type
+def _correlate_item(node: Node, old: Any, data: list[Any], i: int) -> tuple[bool, Any]:  # noqa: PLR0911 - kube-openapi's ratcheting correlation, one case per list type
     """The old value correlated to item ``i`` for ratcheting (ratcheting.go)."""
     if not isinstance(old, list):
         return False, None
     if node.list_type == "map":
-        key = _map_list_key(node, data[i])
+        key = map_list_key(node, data[i])
         if key is None:
             return False, None
         for item in old:
-            if _map_list_key(node, item) == key:
+            if map_list_key(node, item) == key:
                 return True, item
         return False, None
     if node.list_type in ("set", "atomic"):
@@ -261,7 +261,7 @@ def _correlate_item(node: _Node, old: Any, data: list[Any], i: int) -> tuple[boo
     return False, None
 
 
-def _map_list_key(node: _Node, item: Any) -> tuple[Any, ...] | None:
+def map_list_key(node: Node, item: Any) -> tuple[Any, ...] | None:
     if not isinstance(item, dict) or not node.list_map_keys:
         return None
     key: list[Any] = []
@@ -279,15 +279,15 @@ def _map_list_key(node: _Node, item: Any) -> tuple[Any, ...] | None:
 
 def _hashable(value: Any) -> Any:
     if isinstance(value, dict | list):
-        return ("json", _json_compact(value))
+        return ("json", go_json(value))
     return (type(value).__name__, value)
 
 
-_NO_OLD: Final = object()
+NO_OLD: Final = object()
 
 
 def _validate_node(  # noqa: PLR0912 - kube-openapi's SchemaValidator: one branch per schema keyword
-    node: _Node, data: Any, path: str, old: Any = _NO_OLD, count: _Count | None = None
+    node: Node, data: Any, path: str, old: Any = NO_OLD, count: _Count | None = None
 ) -> list[_VErr]:
     """SchemaValidator.Validate, with ratcheting when ``old`` is given.
 
@@ -339,24 +339,24 @@ def _validate_node(  # noqa: PLR0912 - kube-openapi's SchemaValidator: one branc
                 errs = (errs or []) + sub
     if errs is None:
         return _EMPTY
-    if old is not _NO_OLD and deep_equal(data, old):
+    if old is not NO_OLD and deep_equal(data, old):
         return _EMPTY
     return errs
 
 
 def _check_slice(
-    node: _Node, data: list[Any], path: str, old: Any, count: _Count | None
+    node: Node, data: list[Any], path: str, old: Any, count: _Count | None
 ) -> list[_VErr]:
     errs: list[_VErr] = []
     items = node.items
     if items is not None:
         for i, item in enumerate(data):
             item_path = f"{path}[{i}]"
-            if old is _NO_OLD:
-                sub = _validate_node(items, item, item_path, _NO_OLD, count)
+            if old is NO_OLD:
+                sub = _validate_node(items, item, item_path, NO_OLD, count)
             else:
                 found, old_item = _correlate_item(node, old, data, i)
-                sub = _validate_node(items, item, item_path, old_item if found else _NO_OLD, count)
+                sub = _validate_node(items, item, item_path, old_item if found else NO_OLD, count)
             if sub:
                 errs += sub
     size = len(data)
@@ -375,7 +375,7 @@ def _check_slice(
 
 
 def _check_object(  # noqa: PLR0912 - kube-openapi's object validator: one branch per object keyword
-    node: _Node, data: dict[str, Any], path: str, old: Any, count: _Count | None
+    node: Node, data: dict[str, Any], path: str, old: Any, count: _Count | None
 ) -> list[_VErr]:
     n = len(data)
     if node.min_properties is not None and n < node.min_properties:
@@ -396,7 +396,7 @@ def _check_object(  # noqa: PLR0912 - kube-openapi's object validator: one branc
         addl = node.additional
         for key, value in data.items():
             if props is None or key not in props:
-                sub_old = old_map.get(key, _NO_OLD) if old_map is not None else _NO_OLD
+                sub_old = old_map.get(key, NO_OLD) if old_map is not None else NO_OLD
                 sub = _validate_node(addl, value, f"{path}.{key}", sub_old, count)
                 if sub:
                     errs += sub
@@ -407,7 +407,7 @@ def _check_object(  # noqa: PLR0912 - kube-openapi's object validator: one branc
             pairs = [(name, props[name]) for name in data if name in props]
         for name, sub_node in pairs:
             sub_path = f"{path}.{name}" if path else name
-            sub_old = old_map.get(name, _NO_OLD) if old_map is not None else _NO_OLD
+            sub_old = old_map.get(name, NO_OLD) if old_map is not None else NO_OLD
             sub = _validate_node(sub_node, data[name], sub_path, sub_old, count)
             if sub:
                 errs += sub
@@ -427,7 +427,7 @@ def _dedupe(errs: list[_VErr]) -> list[_VErr]:
     return out
 
 
-def _check_props(node: _Node, data: Any, path: str, old: Any, count: _Count | None) -> list[_VErr]:  # noqa: PLR0912 - kube-openapi's properties validator: one branch per property rule
+def _check_props(node: Node, data: Any, path: str, old: Any, count: _Count | None) -> list[_VErr]:  # noqa: PLR0912 - kube-openapi's properties validator: one branch per property rule
     errs: list[_VErr] = []
     quoted = go_quote(path)
     if node.any_of:
@@ -483,33 +483,33 @@ def _check_props(node: _Node, data: Any, path: str, old: Any, count: _Count | No
     return _dedupe(errs) if errs else errs
 
 
-def _to_causes(errors: list[_VErr], base: Path) -> list[FieldCause]:
+def _to_causes(errors: list[_VErr], base: Path) -> list[Cause]:
     """kubeOpenAPIResultToFieldErrors."""
-    out: list[FieldCause] = []
+    out: list[Cause] = []
     for e in errors:
         if e.code == _E_COMPOSITE:
-            out.append(_invalid(base, "", e.message))
+            out.append(field_invalid(base, "", e.message))
             continue
         path: Path = base
         if e.name and e.name != ".":
-            path = _child(base, e.name[1:] if e.name.startswith(".") else e.name)
+            path = child(base, e.name[1:] if e.name.startswith(".") else e.name)
         if e.code == _E_REQUIRED:
-            out.append(_required(path))
+            out.append(field_required(path))
         elif e.code == _E_ENUM:
-            values = [v if isinstance(v, str) else _json_compact(v) for v in (e.values or [])]
-            out.append(_not_supported(path, e.value, values))
+            values = [v if isinstance(v, str) else go_json(v) for v in (e.values or [])]
+            out.append(field_not_supported(path, e.value, values))
         elif e.code == _E_TOO_LONG:
-            out.append(_too_long(path, e.valid if isinstance(e.valid, int) else -1))
+            out.append(field_too_long_max_length(path, e.valid if isinstance(e.valid, int) else -1))
         elif e.code in (_E_MAX_ITEMS, _E_MAX_PROPS):
             actual = e.value if isinstance(e.value, int) else -1
-            out.append(_too_many(path, actual, e.valid if isinstance(e.valid, int) else -1))
+            out.append(field_too_many(path, actual, e.valid if isinstance(e.valid, int) else -1))
         elif e.code == _E_TYPE:
-            out.append(_type_invalid(path, "" if e.value is None else e.value, e.message))
+            out.append(field_type_invalid(path, "" if e.value is None else e.value, e.message))
         else:
-            out.append(_invalid(path, "" if e.value is None else e.value, e.message))
+            out.append(field_invalid(path, "" if e.value is None else e.value, e.message))
     return out
 
 
-def _openapi_errors(node: _Node, obj: Any, base: Path, old: Any = _NO_OLD) -> list[FieldCause]:
+def openapi_errors(node: Node, obj: Any, base: Path, old: Any = NO_OLD) -> list[Cause]:
     errs = _validate_node(node, obj, "", old)
     return _to_causes(_dedupe(errs), base) if errs else []

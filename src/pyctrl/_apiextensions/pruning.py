@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl._apiextensions.jsonvalue import deep_equal
-from pyctrl._apiextensions.nodes import _META_FIELDS, _compile, _Node
-from pyctrl._apiextensions.objectmeta import _OBJECT_META_FIELDS, _object_meta_field_error
+from pyctrl._apiextensions.nodes import META_FIELDS, Node, compile_schema
+from pyctrl._apiextensions.objectmeta import OBJECT_META_FIELDS, object_meta_field_error
+from pyctrl._apimachinery.jsonvalue import deep_equal
 
 # ---------------------------------------------------------------------------------------
 # Pruning and defaulting.
 # ---------------------------------------------------------------------------------------
 
 
-def _prune(  # noqa: PLR0912 - schema/pruning's walk: one branch per node kind and extension
-    x: Any, node: _Node | None, embedded: bool, dropped: list[str] | None, path: str
+def prune_value(  # noqa: PLR0912 - schema/pruning's walk: one branch per node kind and extension
+    x: Any, node: Node | None, embedded: bool, dropped: list[str] | None, path: str
 ) -> None:
     """pruning.Prune: drop fields the schema does not specify.
 
@@ -37,7 +37,7 @@ def _prune(  # noqa: PLR0912 - schema/pruning's walk: one branch per node kind a
         keep_meta = embedded or node.embedded
         props = node.properties
         for k in list(x):
-            if keep_meta and k in _META_FIELDS:
+            if keep_meta and k in META_FIELDS:
                 continue
             sub = props.get(k) if props else None
             if sub is None and node.additional_allows is not None:
@@ -49,12 +49,12 @@ def _prune(  # noqa: PLR0912 - schema/pruning's walk: one branch per node kind a
                 continue
             v = x[k]
             if isinstance(v, dict | list):
-                _prune(v, sub, False, dropped, _join(path, k) if dropped is not None else "")
+                prune_value(v, sub, False, dropped, _join(path, k) if dropped is not None else "")
     elif isinstance(x, list):
         items = node.items if node is not None else None
         for i, v in enumerate(x):
             if isinstance(v, dict | list):
-                _prune(v, items, False, dropped, f"{path}[{i}]" if dropped is not None else "")
+                prune_value(v, items, False, dropped, f"{path}[{i}]" if dropped is not None else "")
 
 
 def _join(path: str, key: str) -> str:
@@ -62,7 +62,7 @@ def _join(path: str, key: str) -> str:
 
 
 def _skip_prune(
-    x: Any, node: _Node | None, embedded: bool, dropped: list[str] | None, path: str
+    x: Any, node: Node | None, embedded: bool, dropped: list[str] | None, path: str
 ) -> None:
     if node is None:
         return
@@ -70,7 +70,7 @@ def _skip_prune(
         keep_meta = embedded or node.embedded
         props = node.properties
         for k, v in x.items():
-            if keep_meta and k in _META_FIELDS:
+            if keep_meta and k in META_FIELDS:
                 continue
             sub = props.get(k) if props else None
             if sub is None and node.additional_allows is not None:
@@ -78,14 +78,14 @@ def _skip_prune(
             elif sub is None:
                 continue
             if isinstance(v, dict | list):
-                _prune(v, sub, False, dropped, _join(path, k) if dropped is not None else "")
+                prune_value(v, sub, False, dropped, _join(path, k) if dropped is not None else "")
     elif isinstance(x, list):
         for i, v in enumerate(x):
             where = f"{path}[{i}]" if dropped is not None else ""
             _skip_prune(v, node.items, False, dropped, where)
 
 
-def _coerce_embedded(x: Any, node: _Node | None) -> None:
+def _coerce_embedded(x: Any, node: Node | None) -> None:
     """objectmeta.Coerce with dropInvalidFields: embedded TypeMeta/ObjectMeta made well-formed."""
     if node is None or not node.has_embedded:
         return
@@ -114,7 +114,7 @@ def _coerced_object_meta(meta: dict[str, Any]) -> dict[str, Any]:
     # A round trip through ObjectMeta: unknown and malformed fields go, empty ones too.
     out: dict[str, Any] = {}
     for k, v in meta.items():
-        if k not in _OBJECT_META_FIELDS or _object_meta_field_error(k, v) is not None:
+        if k not in OBJECT_META_FIELDS or object_meta_field_error(k, v) is not None:
             continue
         empty = v is None or v == "" or (isinstance(v, dict | list) and not v)
         if empty or (v == 0 and k != "deletionGracePeriodSeconds"):
@@ -139,15 +139,15 @@ def prune(obj: dict[str, Any], schema: dict[str, Any], *, unknown: list[str] | N
             ``spec.items[0].bar``) is appended to it, in the order of a depth-first
             walk: what kube-apiserver reports as unknown fields.
     """
-    node = _compile(schema)
+    node = compile_schema(schema)
     if unknown is not None and node.has_embedded:
         # Coercing embedded metadata drops fields too: find them all by comparison.
         before = _copy_json(obj)
-        _prune(obj, node, True, None, "")
+        prune_value(obj, node, True, None, "")
         _coerce_embedded(obj, node)
         unknown.extend(_dropped_paths(before, obj, ""))
         return
-    _prune(obj, node, True, unknown, "")
+    prune_value(obj, node, True, unknown, "")
     if node.has_embedded:
         _coerce_embedded(obj, node)
 
@@ -176,23 +176,23 @@ def reapply_is_noop(schema: dict[str, Any]) -> bool:
     ``apiextensions.k8s.io/v1``, but older CRDs may keep unpruned ones): then a second
     `prune` and `apply_defaults` can still change an object, and must be run.
     """
-    node = _compile(schema)
+    node = compile_schema(schema)
     if node.reapply_noop is None:
         node.reapply_noop = not node.has_embedded and _defaults_stable(node)
     return node.reapply_noop
 
 
-def _defaults_stable(node: _Node) -> bool:
+def _defaults_stable(node: Node) -> bool:
     if node.has_default:
         pruned = _copy_json(node.default)
-        _prune(pruned, node, False, None, "")
+        prune_value(pruned, node, False, None, "")
         _prune_nulls(pruned, node)
         if not deep_equal(pruned, node.default):
             return False
     return all(_defaults_stable(child) for child in node._children())
 
 
-def _prune_nulls(x: Any, node: _Node | None) -> None:
+def _prune_nulls(x: Any, node: Node | None) -> None:
     """defaulting.PruneNonNullableNullsWithoutDefaults."""
     if node is None:
         # Only a field with a schema can be a non-nullable null: nothing below to do.
@@ -227,7 +227,7 @@ def _copy_json(value: Any) -> Any:
     return value
 
 
-def _default(x: Any, node: _Node | None) -> None:  # noqa: PLR0912 - schema/defaulting's walk: one branch per node kind
+def _default(x: Any, node: Node | None) -> None:  # noqa: PLR0912 - schema/defaulting's walk: one branch per node kind
     """defaulting.Default."""
     if node is None or not node.has_defaults:
         return
@@ -269,6 +269,6 @@ def apply_defaults(obj: dict[str, Any], schema: dict[str, Any]) -> None:
         obj: The custom resource, modified in place.
         schema: The version's ``openAPIV3Schema``.
     """
-    node = _compile(schema)
+    node = compile_schema(schema)
     _prune_nulls(obj, node)
     _default(obj, node)

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyctrl._apiextensions.cel_rules import _BLOCKING_REASONS, _cel_errors, _Unchanged
-from pyctrl._apiextensions.field import FieldCause, _invalid
-from pyctrl._apiextensions.listtype import _listtype_errors
-from pyctrl._apiextensions.nodes import _compile
-from pyctrl._apiextensions.objectmeta import _embedded_meta_errors
-from pyctrl._apiextensions.openapi import _NO_OLD, _openapi_errors
+from pyctrl._apiextensions.cel_rules import BLOCKING_REASONS, Unchanged, cel_errors
+from pyctrl._apiextensions.listtype import listtype_errors
+from pyctrl._apiextensions.nodes import compile_schema
+from pyctrl._apiextensions.objectmeta import embedded_meta_errors
+from pyctrl._apiextensions.openapi import NO_OLD, openapi_errors
+from pyctrl._apimachinery.field import Cause, field_invalid
 
 
 def validate(
     obj: dict[str, Any], schema: dict[str, Any], *, old: dict[str, Any] | None = None
-) -> list[FieldCause]:
+) -> list[Cause]:
     """Validate a custom resource against its version's ``openAPIV3Schema``.
 
     Runs what kube-apiserver's custom resource strategy runs after the object metadata
@@ -37,16 +37,16 @@ def validate(
     Returns:
         The causes; empty when the object is valid.
     """
-    node = _compile(schema)
-    errs = _openapi_errors(node, obj, None, _NO_OLD if old is None else old)
+    node = compile_schema(schema)
+    errs = openapi_errors(node, obj, None, NO_OLD if old is None else old)
     if node.has_embedded:
-        errs += _embedded_meta_errors(obj, node, None, False)
-    if node.has_list_types and (old is None or not _listtype_errors(node, old, None)):
-        errs += _listtype_errors(node, obj, None)
+        errs += embedded_meta_errors(obj, node, None, False)
+    if node.has_list_types and (old is None or not listtype_errors(node, old, None)):
+        errs += listtype_errors(node, obj, None)
     if node.has_cel:
-        if any(e.reason in _BLOCKING_REASONS for e in errs):
+        if any(e.reason in BLOCKING_REASONS for e in errs):
             errs.append(
-                _invalid(
+                field_invalid(
                     None,
                     None,
                     "some validation rules were not checked because the object was invalid; "
@@ -55,8 +55,8 @@ def validate(
                 )
             )
         else:
-            root_unchanged = _Unchanged(obj, _NO_OLD if old is None else old, None)
-            errs += _cel_errors(
+            root_unchanged = Unchanged(obj, NO_OLD if old is None else old, None)
+            errs += cel_errors(
                 node,
                 obj,
                 old,

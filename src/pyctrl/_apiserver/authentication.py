@@ -26,7 +26,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import bad_request, field_invalid, invalid
+from pyctrl._apimachinery.field import field_invalid
+from pyctrl._apiserver.apimachinery.errors import bad_request, invalid
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

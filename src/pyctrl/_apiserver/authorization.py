@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.cel.authz import Decision, PathCheck, ResourceCheck
-from pyctrl._apiserver.apimachinery.errors import StatusError, field_invalid, invalid
+from pyctrl._apimachinery.field import field_invalid
+from pyctrl._apiserver.apimachinery.errors import StatusError, invalid
 from pyctrl._apiserver.authentication import User
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ import yaml
 
 from pyctrl.cli._common import CliError, describe, reports_errors
 from pyctrl.cli._compat import incompatibilities
-from pyctrl.cli._deploy import _cluster_options, _config, _with_cluster
+from pyctrl.cli._deploy import cluster_config, cluster_options, with_cluster
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -47,10 +47,10 @@ def _new_crds(target: str) -> dict[str, dict[str, Any]]:
     path = Path(target)
     if path.exists():
         return load_crd_files(path)
-    from pyctrl.cli._generate import _render
+    from pyctrl.cli._generate import render_files
     from pyctrl.cli._load import Target
 
-    rendered = _render("crd", Target.parse(target))
+    rendered = render_files("crd", Target.parse(target))
     docs = [yaml.safe_load(text) for name, text in rendered.items() if name.startswith("crd/")]
     # crd/ also holds its kustomization.yaml.
     crds = [doc for doc in docs if doc.get("kind") == "CustomResourceDefinition"]
@@ -72,7 +72,7 @@ def _installed(names: Sequence[str], kubeconfig: str | None, context: str | None
             except NotFoundError:
                 continue  # not installed yet: nothing stored to break
 
-    _with_cluster(_config(kubeconfig, context), work)
+    with_cluster(cluster_config(kubeconfig, context), work)
     return found
 
 
@@ -95,7 +95,7 @@ def crd() -> None:
     metavar="RULE[@FIELD]",
     help="Accept a breaking change: a rule, or a rule at one field (removed-field@.spec.x).",
 )
-@_cluster_options
+@cluster_options
 @reports_errors
 def check(
     target: str, against: str, allow: tuple[str, ...], kubeconfig: str | None, context: str | None
@@ -134,7 +134,7 @@ def check(
 @click.option(
     "--qps", type=float, default=50.0, show_default=True, help="Writes per second at most."
 )
-@_cluster_options
+@cluster_options
 @reports_errors
 def migrate(
     names: tuple[str, ...],
@@ -164,4 +164,4 @@ def migrate(
                 f"{', '.join(result.stored_versions)}"
             )
 
-    _with_cluster(_config(kubeconfig, context), work)
+    with_cluster(cluster_config(kubeconfig, context), work)

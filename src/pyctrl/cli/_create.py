@@ -25,14 +25,14 @@ import click
 
 from pyctrl.cli import _project
 from pyctrl.cli._common import CliError, reports_errors
-from pyctrl.cli._init import _DNS_LABEL, _KIND, _RESERVED_KINDS, _VERSION
+from pyctrl.cli._init import DNS_LABEL, KIND, RESERVED_KINDS, VERSION
 from pyctrl.cli._scaffold import Changes, regenerate_manifests, render
 
 if TYPE_CHECKING:
     from pyctrl.cli._project import Project, Resource
 
 # Names the scaffolded modules define or import besides those `init` reserves.
-_RESERVED = _RESERVED_KINDS | {
+_RESERVED = RESERVED_KINDS | {
     "Any",
     "Self",
     "Warnings",
@@ -124,11 +124,11 @@ def _package_inits(changes: Changes, package: str, module: str, what: str) -> No
 
 
 def _check_names(project: Project, group: str, version: str, kind: str) -> None:
-    if not _DNS_LABEL.match(group):
+    if not DNS_LABEL.match(group):
         raise CliError(f"--group {group!r} must be a DNS label, e.g. webapp")
-    if not _VERSION.match(version):
+    if not VERSION.match(version):
         raise CliError(f"--version {version!r} must look like v1, v1alpha1 or v2beta3")
-    if not _KIND.match(kind):
+    if not KIND.match(kind):
         raise CliError(f"--kind {kind!r} must be CamelCase letters and digits, e.g. Guestbook")
     if kind in _RESERVED or keyword.iskeyword(kind.lower()):
         raise CliError(f"--kind {kind!r} would shadow a name the generated code uses")

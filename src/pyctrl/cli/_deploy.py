@@ -89,7 +89,7 @@ def _describe(obj: dict[str, Any]) -> str:
     )
 
 
-def _config(kubeconfig: str | None, context: str | None) -> Config:
+def cluster_config(kubeconfig: str | None, context: str | None) -> Config:
     """The cluster's configuration; none found (or a broken one) is one error line."""
     from pyctrl.config import get_config
     from pyctrl.errors import ConfigError
@@ -100,7 +100,7 @@ def _config(kubeconfig: str | None, context: str | None) -> Config:
         raise CliError(f"no cluster to talk to: {exc}") from exc
 
 
-def _with_cluster(config: Config, work: Callable[[Client], Awaitable[None]]) -> None:
+def with_cluster(config: Config, work: Callable[[Client], Awaitable[None]]) -> None:
     """Run ``work`` with a client of ``config``; a server that does not answer is one line."""
 
     async def main() -> None:
@@ -199,7 +199,7 @@ async def _delete(
         )
 
 
-def _cluster_options(command: Callable[..., Any]) -> Callable[..., Any]:
+def cluster_options(command: Callable[..., Any]) -> Callable[..., Any]:
     command = click.option("--context", help="kubeconfig context to use.")(command)
     return click.option(
         "--kubeconfig",
@@ -220,22 +220,22 @@ _wait = click.option(
 
 
 @click.command("install")
-@_cluster_options
+@cluster_options
 @reports_errors
 def install(kubeconfig: str | None, context: str | None) -> None:
     """Apply the project's CRDs to the cluster of KUBECONFIG (`make install`)."""
     operator = _operator()
-    config = _config(kubeconfig, context)
+    config = cluster_config(kubeconfig, context)
     objects = _objects(operator, crds_only=True, image=None)
 
     async def work(client: Client) -> None:
         await _apply(client, objects)
 
-    _with_cluster(config, work)
+    with_cluster(config, work)
 
 
 @click.command("uninstall")
-@_cluster_options
+@cluster_options
 @_ignore
 @_wait
 @reports_errors
@@ -244,34 +244,34 @@ def uninstall(
 ) -> None:
     """Delete the project's CRDs, and so every object of their kinds (`make uninstall`)."""
     operator = _operator()
-    config = _config(kubeconfig, context)
+    config = cluster_config(kubeconfig, context)
     objects = _objects(operator, crds_only=True, image=None)
 
     async def work(client: Client) -> None:
         await _delete(client, objects, ignore_not_found=ignore_not_found, wait=wait)
 
-    _with_cluster(config, work)
+    with_cluster(config, work)
 
 
 @click.command("deploy")
 @click.option("--image", help="The manager's image [default: the Operator's image].")
-@_cluster_options
+@cluster_options
 @reports_errors
 def deploy(image: str | None, kubeconfig: str | None, context: str | None) -> None:
     """Apply the CRDs, RBAC, the manager's Deployment and webhooks (`make deploy IMG=...`)."""
     operator = _operator()
-    config = _config(kubeconfig, context)
+    config = cluster_config(kubeconfig, context)
     objects = _objects(operator, crds_only=False, image=image)
 
     async def work(client: Client) -> None:
         await _check_served(client, objects)
         await _apply(client, objects)
 
-    _with_cluster(config, work)
+    with_cluster(config, work)
 
 
 @click.command("undeploy")
-@_cluster_options
+@cluster_options
 @_ignore
 @_wait
 @reports_errors
@@ -280,13 +280,13 @@ def undeploy(
 ) -> None:
     """Delete everything deploy applied, and wait until it is gone (`make undeploy`)."""
     operator = _operator()
-    config = _config(kubeconfig, context)
+    config = cluster_config(kubeconfig, context)
     objects = _objects(operator, crds_only=False, image=None)
 
     async def work(client: Client) -> None:
         await _delete(client, objects, ignore_not_found=ignore_not_found, wait=wait)
 
-    _with_cluster(config, work)
+    with_cluster(config, work)
 
 
 def build_command(tool: str, image: str, context: str = ".") -> list[str]:

@@ -146,7 +146,7 @@ def _parse(args: list[str]) -> tuple[str, Target]:
     )
 
 
-def _render(what: str, target: Target) -> dict[str, str]:
+def render_files(what: str, target: Target) -> dict[str, str]:
     from pyctrl.app import Operator
 
     found = load(target)
@@ -281,7 +281,7 @@ def generate(
     what, target = _parse(list(args))
     default_out = DEFAULT_OUT.get(what, Path("config"))
     out = out or default_out
-    rendered, subdirectories = _select(what, _render(what, target))
+    rendered, subdirectories = _select(what, render_files(what, target))
     result = plan(out, rendered, subdirectories)
     if check:
         _report_breaking(result)

@@ -33,12 +33,12 @@ from pyctrl.cli._project import FILE as PROJECT_FILE
 from pyctrl.cli._project import Project as ProjectRecord
 from pyctrl.cli._scaffold import regenerate_manifests, render
 
-_DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
-_VERSION = re.compile(r"^v[1-9]\d*((alpha|beta)[1-9]\d*)?$")
+KIND = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+VERSION = re.compile(r"^v[1-9]\d*((alpha|beta)[1-9]\d*)?$")
 # Names the generated modules import or define: a Kind called like one would shadow it.
-_RESERVED_KINDS = frozenset(
+RESERVED_KINDS = frozenset(
     {
         "Condition",
         "CustomResource",
@@ -113,25 +113,25 @@ def project(
     from pyctrl.app import Operator
     from pyctrl.resource import pluralize
 
-    if not _DNS_LABEL.match(name) or len(name) > _MAX_NAME:
+    if not DNS_LABEL.match(name) or len(name) > _MAX_NAME:
         raise CliError(
             f"operator name {name!r} must be a DNS label of at most {_MAX_NAME} characters "
             "(lowercase letters, digits and '-', starting with a letter): pass --name"
         )
     group = group or name
-    if not _DNS_LABEL.match(group):
+    if not DNS_LABEL.match(group):
         raise CliError(f"--group {group!r} must be a DNS label, e.g. webapp")
     if not _DNS_SUBDOMAIN.match(domain) or "." not in domain:
         raise CliError(f"--domain {domain!r} must be a DNS domain with a dot, e.g. example.com")
     api_group = f"{group}.{domain}"
     if len(api_group) > 253:
         raise CliError(f"API group {api_group!r} is longer than 253 characters")
-    if not _VERSION.match(version):
+    if not VERSION.match(version):
         raise CliError(f"--version {version!r} must look like v1, v1alpha1 or v2beta3")
     kind = kind or _camel(name)
-    if not _KIND.match(kind):
+    if not KIND.match(kind):
         raise CliError(f"--kind {kind!r} must be CamelCase letters and digits, e.g. Guestbook")
-    if kind in _RESERVED_KINDS:
+    if kind in RESERVED_KINDS:
         raise CliError(f"--kind {kind!r} would shadow a name the generated code imports")
     package = package or name.replace("-", "_")
     _check_package(package, directory)

@@ -47,9 +47,9 @@ def crds_from_cluster(
     names: Sequence[str], kubeconfig: str | None, context: str | None
 ) -> list[tuple[dict[str, Any], str]]:
     """The named CRDs as the cluster of the kubeconfig serves them."""
-    from pyctrl.cli._deploy import _config, _with_cluster
+    from pyctrl.cli._deploy import cluster_config, with_cluster
 
-    config = _config(kubeconfig, context)
+    config = cluster_config(kubeconfig, context)
     found: list[tuple[dict[str, Any], str]] = []
 
     async def work(client: Client) -> None:
@@ -65,7 +65,7 @@ def crds_from_cluster(
                 raise CliError(f"the cluster has no CustomResourceDefinition {name!r}") from exc
             found.append((crd.to_dict(), f"the cluster at {config.host}"))
 
-    _with_cluster(config, work)
+    with_cluster(config, work)
     return found
 
 

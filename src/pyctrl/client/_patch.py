@@ -167,7 +167,9 @@ class StrategicMergeFrom:
 
     def data(self, obj: Any, scheme: Scheme) -> bytes:
         """The strategic merge patch from the snapshot to ``obj``."""
-        patch = strategic_diff(self._original, scheme.to_dict(obj), kind=self._gvk.kind)
+        patch = strategic_diff(
+            self._original, scheme.to_dict(obj), group=self._gvk.group, kind=self._gvk.kind
+        )
         if self._lock is not None:
             _with_lock(patch, self._lock)
         return orjson.dumps(patch)

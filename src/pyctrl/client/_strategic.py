@@ -1,107 +1,34 @@
 """Two-way diffs: JSON merge patches and strategic merge patches between two objects.
 
 A strategic merge patch merges lists by key where the built-in Go types say so
-(``patchStrategy:"merge"``); kubernetes-asyncio's models do not carry that metadata,
-so the lists of common built-in kinds are described here. A list not described is
-diffed as a whole (the changed list is sent complete), which is exact for lists the
-server replaces, and never loses an element the server merges.
+(``patchStrategy:"merge"``); kubernetes-asyncio's models do not carry that metadata, so
+the diff reads it from `pyctrl._apimachinery.merge_keys`, the same description of the
+built-in types the embedded server's strategic merge patch and apply use. A list not
+described there is diffed as a whole (the changed list is sent complete), which is exact
+for lists the server replaces, and never loses an element the server merges.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pyctrl._apiextensions.jsonvalue import json_equal
+from pyctrl._apimachinery.jsonvalue import json_equal
+from pyctrl._apimachinery.merge_keys import BUILTIN_ANY, Node, builtin_root
 
 __all__ = ["merge_diff", "strategic_diff"]
 
 _PRIMITIVE = "<primitive>"
 
-# Where a PodSpec sits in each workload kind.
-_POD_SPEC_AT: dict[str, tuple[str, ...]] = {
-    "Pod": ("spec",),
-    "PodTemplate": ("template", "spec"),
-    "Deployment": ("spec", "template", "spec"),
-    "ReplicaSet": ("spec", "template", "spec"),
-    "StatefulSet": ("spec", "template", "spec"),
-    "DaemonSet": ("spec", "template", "spec"),
-    "Job": ("spec", "template", "spec"),
-    "ReplicationController": ("spec", "template", "spec"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
-}
-_CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
-# k8s.io/api/core/v1 PodSpec fields with patchStrategy "merge" and their patchMergeKey.
-_POD_SPEC_LISTS = {
-    "containers": "name",
-    "initContainers": "name",
-    "ephemeralContainers": "name",
-    "volumes": "name",
-    "imagePullSecrets": "name",
-    "hostAliases": "ip",
-    "topologySpreadConstraints": "topologyKey",
-    "resourceClaims": "name",
-    "schedulingGates": "name",
-}
-# Container (and EphemeralContainer) fields with patchStrategy "merge".
-_CONTAINER_LISTS_KEYS = {
-    "ports": "containerPort",
-    "env": "name",
-    "volumeMounts": "mountPath",
-    "volumeDevices": "devicePath",
-}
-# Kinds whose status.conditions is patchStrategy "merge" on "type".
-_CONDITIONS_BY_TYPE = frozenset(
-    {
-        "Pod",
-        "Node",
-        "Namespace",
-        "PersistentVolumeClaim",
-        "Service",
-        "Deployment",
-        "ReplicaSet",
-        "StatefulSet",
-        "DaemonSet",
-        "Job",
-        "ReplicationController",
-        "PodDisruptionBudget",
-        "HorizontalPodAutoscaler",
-        "CertificateSigningRequest",
-    }
-)
-# Other (kind, path) -> merge key.
-_OTHER_LISTS: dict[tuple[str, tuple[str, ...]], str] = {
-    ("Service", ("spec", "ports")): "port",
-    ("Node", ("status", "addresses")): "type",
-    ("Node", ("spec", "podCIDRs")): _PRIMITIVE,
-    ("ServiceAccount", ("secrets",)): "name",
-    ("Pod", ("status", "podIPs")): "ip",
-    ("Pod", ("status", "hostIPs")): "ip",
-    ("MutatingWebhookConfiguration", ("webhooks",)): "name",
-    ("ValidatingWebhookConfiguration", ("webhooks",)): "name",
-}
+
+def _child(node: Node, key: str) -> Node:
+    return node.child(key) if node.kind in ("struct", "map") else BUILTIN_ANY
 
 
-def _list_strategy(kind: str, path: tuple[str, ...]) -> str | None:  # noqa: PLR0911 - one answer per patch strategy
-    """The merge key of the list at ``path`` ("[]" steps into list items), or None if atomic."""
-    if len(path) >= 2 and path[-2] == "metadata":
-        if path[-1] == "finalizers":
-            return _PRIMITIVE
-        if path[-1] == "ownerReferences":
-            return "uid"
-    if path == ("status", "conditions") and kind in _CONDITIONS_BY_TYPE:
-        return "type"
-    other = _OTHER_LISTS.get((kind, path))
-    if other is not None:
-        return other
-    pod_spec = _POD_SPEC_AT.get(kind)
-    if pod_spec is None or path[: len(pod_spec)] != pod_spec:
+def _list_strategy(node: Node) -> str | None:
+    """The merge key of the list typed ``node``, `_PRIMITIVE` for a set, or None if atomic."""
+    if "merge" not in node.strategy.split(","):
         return None
-    rest = path[len(pod_spec) :]
-    if len(rest) == 1:
-        return _POD_SPEC_LISTS.get(rest[0])
-    if len(rest) == 3 and rest[0] in _CONTAINER_LISTS and rest[1] == "[]":
-        return _CONTAINER_LISTS_KEYS.get(rest[2])
-    return None
+    return node.merge_key or _PRIMITIVE
 
 
 def merge_diff(original: dict[str, Any], modified: dict[str, Any]) -> dict[str, Any]:
@@ -128,15 +55,13 @@ def merge_diff(original: dict[str, Any], modified: dict[str, Any]) -> dict[str, 
 
 
 def strategic_diff(
-    original: dict[str, Any], modified: dict[str, Any], *, kind: str
+    original: dict[str, Any], modified: dict[str, Any], *, group: str, kind: str
 ) -> dict[str, Any]:
     """The two-way strategic merge patch from ``original`` to ``modified`` for a built-in kind."""
-    return _diff_maps(original, modified, (), kind)
+    return _diff_maps(original, modified, builtin_root(group, kind))
 
 
-def _diff_maps(
-    original: dict[str, Any], modified: dict[str, Any], path: tuple[str, ...], kind: str
-) -> dict[str, Any]:
+def _diff_maps(original: dict[str, Any], modified: dict[str, Any], node: Node) -> dict[str, Any]:
     patch: dict[str, Any] = {}
     for key, new in modified.items():
         if key not in original:
@@ -144,11 +69,11 @@ def _diff_maps(
             continue
         old = original[key]
         if isinstance(old, dict) and isinstance(new, dict):
-            sub = _diff_maps(old, new, (*path, key), kind)
+            sub = _diff_maps(old, new, _child(node, key))
             if sub:
                 patch[key] = sub
         elif isinstance(old, list) and isinstance(new, list):
-            _diff_lists(patch, key, old, new, path=(*path, key), kind=kind)
+            _diff_lists(patch, key, old, new, _child(node, key))
         elif not json_equal(old, new):
             patch[key] = new
     for key in original:
@@ -171,17 +96,11 @@ def _keyed(items: list[Any], key: str) -> dict[Any, dict[str, Any]] | None:
 
 
 def _diff_lists(  # noqa: PLR0912 - apimachinery's list kinds
-    patch: dict[str, Any],
-    field: str,
-    old: list[Any],
-    new: list[Any],
-    *,
-    path: tuple[str, ...],
-    kind: str,
+    patch: dict[str, Any], field: str, old: list[Any], new: list[Any], node: Node
 ) -> None:
     if json_equal(old, new):
         return
-    merge_key = _list_strategy(kind, path)
+    merge_key = _list_strategy(node)
     if merge_key is None:
         patch[field] = new
         return
@@ -208,7 +127,7 @@ def _diff_lists(  # noqa: PLR0912 - apimachinery's list kinds
         if before is None:
             items.append(item)
             continue
-        sub = _diff_maps(before, item, (*path, "[]"), kind)
+        sub = _diff_maps(before, item, node.elem)
         if sub:
             items.append({merge_key: item_key, **sub})
     for item_key in old_by_key:

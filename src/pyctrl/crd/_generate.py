@@ -38,10 +38,10 @@ from pyctrl.crd._docs import class_docs
 from pyctrl.crd._markers import (
     FIELD_NAMES_KEY,
     Description,
+    IntOrStringMarker,
     Marker,
     NotNullable,
     Schemaless,
-    _IntOrStringMarker,
     class_markers,
 )
 from pyctrl.errors import SchemaError
@@ -287,7 +287,7 @@ class _Meta:
                 self.description = item.description
             for sub in item.metadata:
                 self._add(sub)
-        elif isinstance(item, _IntOrStringMarker):
+        elif isinstance(item, IntOrStringMarker):
             self.int_or_string = True
             self.markers.append(item)
         elif isinstance(item, Schemaless):

@@ -428,7 +428,7 @@ class Schemaless(Marker):
 
 
 @dataclass(frozen=True, slots=True)
-class _IntOrStringMarker(Marker):
+class IntOrStringMarker(Marker):
     """Marks ``int | str`` as Kubernetes' IntOrString."""
 
 
@@ -456,11 +456,11 @@ def _range_check(bits: int, bounds: tuple[int, int]) -> Any:
 
 
 # The API server's resource.Quantity syntax (k8s.io/apimachinery/pkg/api/resource).
-_QUANTITY_PATTERN: Final = (
+QUANTITY_PATTERN: Final = (
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]"
     r"|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
 )
-_QUANTITY_RE: Final = re.compile(_QUANTITY_PATTERN)
+_QUANTITY_RE: Final = re.compile(QUANTITY_PATTERN)
 
 
 def _check_quantity(value: int | str) -> int | str:
@@ -469,11 +469,11 @@ def _check_quantity(value: int | str) -> int | str:
     return value
 
 
-IntOrString = Annotated[int | str, _IntOrStringMarker()]
+IntOrString = Annotated[int | str, IntOrStringMarker()]
 """``intstr.IntOrString``: an integer or a string (``8080`` or ``"http"``, ``3`` or ``"25%"``)."""
 
 Quantity = Annotated[
-    int | str, _IntOrStringMarker(), _Pattern(_QUANTITY_PATTERN), AfterValidator(_check_quantity)
+    int | str, IntOrStringMarker(), _Pattern(QUANTITY_PATTERN), AfterValidator(_check_quantity)
 ]
 """``resource.Quantity``: ``2``, ``"500m"``, ``"1.5Gi"``; an int-or-string with its pattern."""
 

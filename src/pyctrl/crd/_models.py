@@ -36,7 +36,7 @@ from pydantic import BaseModel
 
 from pyctrl.crd._crd import version_priority_key
 from pyctrl.crd._docs import class_docs
-from pyctrl.crd._markers import _QUANTITY_PATTERN
+from pyctrl.crd._markers import QUANTITY_PATTERN
 from pyctrl.errors import SchemaError
 
 __all__ = ["models_for"]
@@ -159,7 +159,7 @@ class _Writer:
             return f"Literal[{values}]", self._constraints(schema)
         if schema.get("x-kubernetes-int-or-string"):
             self.use("pyctrl.crd", "IntOrString", "Quantity")
-            if schema.get("pattern") == _QUANTITY_PATTERN:
+            if schema.get("pattern") == QUANTITY_PATTERN:
                 return "Quantity", []
             extra = {"pattern": schema["pattern"]} if "pattern" in schema else {}
             if extra:

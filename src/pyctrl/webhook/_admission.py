@@ -60,7 +60,7 @@ Warnings = Sequence[str] | None
 _log = get_logger("pyctrl.webhook")
 
 
-class _Wire(BaseModel):
+class Wire(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel,
         validate_by_name=True,
@@ -70,7 +70,7 @@ class _Wire(BaseModel):
     )
 
 
-class GroupVersionKindRef(_Wire):
+class GroupVersionKindRef(Wire):
     """``metav1.GroupVersionKind`` as AdmissionReview spells it."""
 
     group: str = ""
@@ -78,7 +78,7 @@ class GroupVersionKindRef(_Wire):
     kind: str
 
 
-class GroupVersionResourceRef(_Wire):
+class GroupVersionResourceRef(Wire):
     """``metav1.GroupVersionResource`` as AdmissionReview spells it."""
 
     group: str = ""
@@ -86,7 +86,7 @@ class GroupVersionResourceRef(_Wire):
     resource: str
 
 
-class UserInfo(_Wire):
+class UserInfo(Wire):
     """Who made the request."""
 
     username: str = ""
@@ -95,7 +95,7 @@ class UserInfo(_Wire):
     extra: dict[str, list[str]] = Field(default_factory=dict)
 
 
-class AdmissionRequest(_Wire):
+class AdmissionRequest(Wire):
     """``admission.k8s.io/v1`` AdmissionRequest: one operation the API server asks about."""
 
     uid: str
@@ -115,7 +115,7 @@ class AdmissionRequest(_Wire):
     options: dict[str, Any] | None = None
 
 
-class AdmissionResponse(_Wire):
+class AdmissionResponse(Wire):
     """``admission.k8s.io/v1`` AdmissionResponse."""
 
     uid: str = ""
@@ -128,7 +128,7 @@ class AdmissionResponse(_Wire):
     warnings: list[str] | None = None
 
 
-class AdmissionReview(_Wire):
+class AdmissionReview(Wire):
     """``admission.k8s.io/v1`` AdmissionReview: the request in, the response out."""
 
     api_version: Literal["admission.k8s.io/v1"] = Field(

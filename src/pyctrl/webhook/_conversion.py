@@ -12,7 +12,7 @@ from pydantic import Field, ValidationError
 from pyctrl import metrics
 from pyctrl.log import get_logger
 from pyctrl.resource import CustomResource, accessor
-from pyctrl.webhook._admission import BadReviewError, _Wire
+from pyctrl.webhook._admission import BadReviewError, Wire
 
 __all__ = [
     "CONVERSION_DATA_ANNOTATION",
@@ -29,7 +29,7 @@ CONVERSION_DATA_ANNOTATION = "pyctrl.dev/conversion-data"
 _log = get_logger("pyctrl.webhook")
 
 
-class ConversionRequest(_Wire):
+class ConversionRequest(Wire):
     """``apiextensions.k8s.io/v1`` ConversionRequest: objects to convert to one version."""
 
     uid: str
@@ -37,7 +37,7 @@ class ConversionRequest(_Wire):
     objects: list[dict[str, Any]]
 
 
-class ConversionResponse(_Wire):
+class ConversionResponse(Wire):
     """``apiextensions.k8s.io/v1`` ConversionResponse: the converted objects, or why not.
 
     ``result`` is a ``Status``: ``{"status": "Success"}``, or ``"Failure"`` with a
@@ -49,7 +49,7 @@ class ConversionResponse(_Wire):
     result: dict[str, Any]
 
 
-class ConversionReview(_Wire):
+class ConversionReview(Wire):
     """``apiextensions.k8s.io/v1`` ConversionReview: the request in, the response out."""
 
     api_version: Literal["apiextensions.k8s.io/v1"] = Field(

@@ -20,7 +20,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from pyctrl.workqueue._triggers import _Log
+    from pyctrl.workqueue._triggers import Log
 
 __all__ = [
     "BLOCKED",
@@ -63,7 +63,7 @@ class Entry(Generic[K]):
         self.order = order
         self.state = GONE
         self.delay_seq = -1
-        self.triggers: _Log | None = None
+        self.triggers: Log | None = None
 
 
 class Level(Generic[K]):

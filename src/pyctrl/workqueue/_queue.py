@@ -19,7 +19,7 @@ from pyctrl.workqueue._delaying import DelayedKeys
 from pyctrl.workqueue._metrics import NoopQueueMetrics
 from pyctrl.workqueue._priority import BLOCKED, DELAYED, GONE, READY, Entry, ReadyKeys
 from pyctrl.workqueue._ratelimit import default_controller_rate_limiter
-from pyctrl.workqueue._triggers import EMPTY, Trigger, Triggers, _Log, event_trigger
+from pyctrl.workqueue._triggers import EMPTY, Log, Trigger, Triggers, event_trigger
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -176,7 +176,7 @@ class WorkQueue(Generic[K]):
         self._retries = 0
         self.records_triggers = record_triggers
         """Whether adds' triggers are kept (sources check it before building any)."""
-        self._taken_triggers: dict[K, _Log] = {}
+        self._taken_triggers: dict[K, Log] = {}
 
     # -- adding -----------------------------------------------------------------------
 
@@ -265,11 +265,11 @@ class WorkQueue(Generic[K]):
         if entry is None:
             entry = self._add_new(key, due, priority, now)
             if trigger is not None and self.records_triggers:
-                entry.triggers = _Log(trigger)
+                entry.triggers = Log(trigger)
             return
         if trigger is not None and self.records_triggers:
             if entry.triggers is None:
-                entry.triggers = _Log(trigger)
+                entry.triggers = Log(trigger)
             else:
                 entry.triggers.record(trigger)
         if entry.state == READY:

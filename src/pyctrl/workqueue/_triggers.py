@@ -161,7 +161,7 @@ outside a handler record `TriggerKind.UNKNOWN`.
 """
 
 
-class _Log:
+class Log:
     """The triggers recorded for one queued key: first and last few, and counts.
 
     Once its key is handed out, the queue records into a new log: this one is frozen
@@ -200,7 +200,7 @@ class Triggers:
 
     __slots__ = ("_log",)
 
-    def __init__(self, log: _Log | None = None) -> None:
+    def __init__(self, log: Log | None = None) -> None:
         self._log = log
 
     @property

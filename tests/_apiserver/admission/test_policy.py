@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from pyctrl._apimachinery.merge_keys import builtin_root
 from pyctrl._apiserver.admission.interfaces import AdmissionRequest
 from pyctrl._apiserver.admission.plugin.policy.mutating import merge_apply
 from pyctrl._apiserver.admission.plugin.policy.validating import (
@@ -14,7 +15,6 @@ from pyctrl._apiserver.admission.plugin.policy.validating import (
     evaluate,
     parse_policy,
 )
-from pyctrl._apiserver.fieldmanager.merge_keys import builtin_root
 from pyctrl._apiserver.registry.validation.admissionpolicy import (
     validate_binding,
     validate_mutating_policy,
@@ -197,7 +197,7 @@ def test_apply_configurations_merge_lists_by_key() -> None:
 def test_a_failed_json_patch_test_leaves_the_object_alone() -> None:
     """A JSONPatch whose test operation fails is not applied, and is no error."""
     from pyctrl._apiserver.admission.plugin.cel import compile_expression
-    from pyctrl._apiserver.admission.plugin.policy.mutating import Mutation, _apply_mutation
+    from pyctrl._apiserver.admission.plugin.policy.mutating import Mutation, apply_mutation
 
     rt = next(t for t in builtin_types() if t.plural == "configmaps")
     guarded = Mutation(
@@ -209,8 +209,8 @@ def test_a_failed_json_patch_test_leaves_the_object_alone() -> None:
         ),
     )
     obj = {"data": {"a": "z"}}
-    assert _apply_mutation(guarded, {}, obj, rt) == {"data": {"a": "z"}}
-    assert _apply_mutation(guarded, {}, {"data": {"a": "x"}}, rt) == {"data": {"a": "y"}}
+    assert apply_mutation(guarded, {}, obj, rt) == {"data": {"a": "z"}}
+    assert apply_mutation(guarded, {}, {"data": {"a": "x"}}, rt) == {"data": {"a": "y"}}
 
 
 def test_type_checking_covers_built_in_kinds() -> None:

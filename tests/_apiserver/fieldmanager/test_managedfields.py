@@ -47,6 +47,18 @@ def deployment(
     return obj
 
 
+# The kinds these tests write, and whether each has a status subresource (its strategy's
+# reset fields then make the main endpoint ignore status).
+_HAS_STATUS = {"Deployment": True, "Service": True, "ConfigMap": False, "Widget": True}
+
+
+def reset_fields(kind: str, subresource: str = "") -> tuple[str, ...]:
+    """What the kind's strategy resets on ``subresource`` (``GetResetFields``)."""
+    if subresource == "status":
+        return ("spec",)
+    return ("status",) if not subresource and _HAS_STATUS[kind] else ()
+
+
 def apply(
     live: dict[str, Any] | None,
     config: dict[str, Any],
@@ -57,6 +69,7 @@ def apply(
     **kw: Any,
 ) -> dict[str, Any]:
     target = kw.pop("target", APPS)
+    kw.setdefault("reset_fields", reset_fields(target["kind"], kw.get("subresource", "")))
     return server_side_apply(live, config, manager=manager, force=force, now=now, **target, **kw)
 
 
@@ -69,6 +82,7 @@ def update(
     target: dict[str, str] = APPS,
     **kw: Any,
 ) -> dict[str, Any]:
+    kw.setdefault("reset_fields", reset_fields(target["kind"], kw.get("subresource", "")))
     track_update(
         old,
         new,
@@ -233,6 +247,7 @@ def test_created_custom_resource_owns_spec_itself() -> None:
         schema=WIDGET_SCHEMA,
         group="example.com",
         kind="Widget",
+        reset_fields=reset_fields("Widget"),
     )
     assert fields(obj, "kubectl-create") == {"f:spec": {".": {}, "f:size": {}}}
 
@@ -326,7 +341,14 @@ def test_update_entries_are_per_api_version() -> None:
     update(None, cm, "m", target=CORE_CM)
     changed = json_merge_patch(cm, {"data": {"b": "2"}})
     track_update(
-        cm, changed, manager="m", api_version="v1beta9", now=T2, group="", kind="ConfigMap"
+        cm,
+        changed,
+        manager="m",
+        api_version="v1beta9",
+        now=T2,
+        group="",
+        kind="ConfigMap",
+        reset_fields=(),
     )
     versions = sorted(e["apiVersion"] for e in changed["metadata"]["managedFields"])
     assert versions == ["v1", "v1beta9"]
@@ -801,8 +823,13 @@ def test_update_with_untypable_object_keeps_live_entries() -> None:
     assert new["metadata"]["managedFields"] == old["metadata"]["managedFields"]
 
 
-def _widget_target() -> dict[str, str]:
-    return {"api_version": "example.com/v1", "group": "example.com", "kind": "Widget"}
+def _widget_target() -> dict[str, Any]:
+    return {
+        "api_version": "example.com/v1",
+        "group": "example.com",
+        "kind": "Widget",
+        "reset_fields": reset_fields("Widget"),
+    }
 
 
 def test_apply_result_shares_nothing_with_its_inputs() -> None:

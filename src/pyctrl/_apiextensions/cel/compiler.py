@@ -8,42 +8,42 @@ from celpy.celparser import CELParser
 from lark import Token, Tree
 
 from pyctrl._apiextensions.cel.library import (
-    _FUNCTIONS,
-    _MACROS,
-    _METHODS,
-    _NAMESPACES,
-    _TYPE_VALUES,
-    _to_string,
+    FUNCTIONS,
+    MACROS,
+    METHODS,
+    NAMESPACES,
+    TYPE_VALUES,
     method_fits,
+    to_string,
 )
 from pyctrl._apiextensions.cel.literals import literal, tok
 from pyctrl._apiextensions.cel.macros import Fn, comprehension, has_macro, simple_name
 from pyctrl._apiextensions.cel.types import (
-    _RESERVED,
     BOOL,
     DURATION,
     DYN,
+    RESERVED,
     TIMESTAMP,
     TYPE,
     T,
-    _converter,
+    converter,
     known,
 )
 from pyctrl._apiextensions.cel.values import (
-    _MISSING,
+    MISSING,
     CelEvalError,
-    _add,
-    _compare,
-    _div,
-    _in,
-    _map_lookup,
-    _mod,
-    _mul,
-    _neg,
-    _no_overload,
-    _sub,
-    _type_name,
+    add,
     cel_equal,
+    cel_in,
+    cel_type_name,
+    compare,
+    div,
+    map_lookup,
+    mod,
+    mul,
+    neg,
+    no_overload_error,
+    sub,
 )
 
 if TYPE_CHECKING:
@@ -56,14 +56,14 @@ if TYPE_CHECKING:
 _PARSER: CELParser | None = None
 
 
-def _parse(source: str) -> Tree[Any]:
+def parse_cel(source: str) -> Tree[Any]:
     global _PARSER  # noqa: PLW0603 - one lark parser per process, built on first use.
     if _PARSER is None:
         _PARSER = CELParser()
     return _PARSER.parse(source)
 
 
-def _issue(source: str, line: int, col: int, message: str) -> str:
+def issue(source: str, line: int, col: int, message: str) -> str:
     lines = source.split("\n")
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     return f"ERROR: <input>:{line}:{col}: {message}\n | {text}\n | {'.' * max(col - 1, 0)}^"
@@ -76,7 +76,7 @@ def _pos(node: Tree[Any] | Token) -> tuple[int, int]:
     return (getattr(meta, "line", 1) or 1, getattr(meta, "column", 1) or 1)
 
 
-class _CompileFailedError(Exception):
+class CompileFailedError(Exception):
     """Internal: aborts compilation after recording an issue."""
 
 
@@ -110,11 +110,11 @@ _ARITH_RESULT: Final = {
     ("google.protobuf.Duration", "google.protobuf.Timestamp"): TIMESTAMP,
 }
 _ARITH_IMPL: Final[dict[str, Callable[[Any, Any], Any]]] = {
-    "_+_": _add,
-    "_-_": _sub,
-    "_*_": _mul,
-    "_/_": _div,
-    "_%_": _mod,
+    "_+_": add,
+    "_-_": sub,
+    "_*_": mul,
+    "_/_": div,
+    "_%_": mod,
 }
 _REL_OPS: Final = {
     "relation_lt": "_<_",
@@ -134,7 +134,7 @@ _ARITH_OPS: Final = {
 }
 
 
-class _Compiler:
+class Compiler:
     def __init__(
         self,
         source: str,
@@ -156,11 +156,11 @@ class _Compiler:
         self.lazy = lazy
         self.constructors = constructors
 
-    def fail(self, node: Tree[Any] | Token, message: str) -> _CompileFailedError:
+    def fail(self, node: Tree[Any] | Token, message: str) -> CompileFailedError:
         line, col = _pos(node)
-        return _CompileFailedError(_issue(self.source, line, col, message))
+        return CompileFailedError(issue(self.source, line, col, message))
 
-    def no_overload(self, node: Tree[Any] | Token, op: str, *types: T) -> _CompileFailedError:
+    def no_overload(self, node: Tree[Any] | Token, op: str, *types: T) -> CompileFailedError:
         kinds = ", ".join(repr(t) for t in types)
         return self.fail(node, f"found no matching overload for '{op}' applied to '({kinds})'")
 
@@ -194,7 +194,7 @@ class _Compiler:
                 return then(env)
             if c is False:
                 return other(env)
-            raise _no_overload("_?_:_", c)
+            raise no_overload_error("_?_:_", c)
 
         result_t = then_t if then_t.kind == other_t.kind else DYN
         return conditional, result_t
@@ -223,7 +223,7 @@ class _Compiler:
                 return True
             if a is False and b is False:
                 return False
-            raise _no_overload("_||_", a, b)
+            raise no_overload_error("_||_", a, b)
 
         return logical_or, BOOL
 
@@ -251,7 +251,7 @@ class _Compiler:
                 return False
             if a is True and b is True:
                 return True
-            raise _no_overload("_&&_", a, b)
+            raise no_overload_error("_&&_", a, b)
 
         return logical_and, BOOL
 
@@ -276,7 +276,7 @@ class _Compiler:
         if op == "@in":
             if rt.kind not in ("list", "map", "dyn"):
                 raise self.no_overload(tree, op, lt, rt)
-            return (lambda env: _in(left(env), right(env))), BOOL
+            return (lambda env: cel_in(left(env), right(env))), BOOL
         if (
             known(lt)
             and known(rt)
@@ -285,12 +285,12 @@ class _Compiler:
         ):
             raise self.no_overload(tree, op, lt, rt)
         if op == "_<_":
-            return (lambda env: _compare(op, left(env), right(env)) < 0), BOOL
+            return (lambda env: compare(op, left(env), right(env)) < 0), BOOL
         if op == "_<=_":
-            return (lambda env: _compare(op, left(env), right(env)) <= 0), BOOL
+            return (lambda env: compare(op, left(env), right(env)) <= 0), BOOL
         if op == "_>_":
-            return (lambda env: _compare(op, left(env), right(env)) > 0), BOOL
-        return (lambda env: _compare(op, left(env), right(env)) >= 0), BOOL
+            return (lambda env: compare(op, left(env), right(env)) > 0), BOOL
+        return (lambda env: compare(op, left(env), right(env)) >= 0), BOOL
 
     def _arith(self, tree: Tree[Any]) -> tuple[Fn, T]:
         if len(tree.children) == 1:
@@ -327,12 +327,12 @@ class _Compiler:
                     return False
                 if v is False:
                     return True
-                raise _no_overload("!_", v)
+                raise no_overload_error("!_", v)
 
             return logical_not, BOOL
         if known(t) and t.kind not in ("int", "double", "google.protobuf.Duration"):
             raise self.no_overload(tree, "-_", t)
-        return (lambda env: _neg(operand(env))), t
+        return (lambda env: neg(operand(env))), t
 
     # -- members ------------------------------------------------------------------------
 
@@ -389,8 +389,8 @@ class _Compiler:
                     raise CelEvalError("no such attribute(s): oldSelf") from None
 
             return old_self, self.old_type
-        if name in _TYPE_VALUES:
-            value = _TYPE_VALUES[name]
+        if name in TYPE_VALUES:
+            value = TYPE_VALUES[name]
             return (lambda env: value), TYPE
         raise self.fail(token, f"undeclared reference to '{name}' (in container '')")
 
@@ -443,10 +443,10 @@ class _Compiler:
                 v = operand(env)
                 if type(v) is dict:
                     return json_name in v or (dynamic and _unescape(json_name) in v)
-                raise CelEvalError(f"invalid type for field selection: {_type_name(v)}")
+                raise CelEvalError(f"invalid type for field selection: {cel_type_name(v)}")
 
             return has, BOOL
-        conv = _converter(field_t)
+        conv = converter(field_t)
 
         def sel(env: dict[str, Any]) -> Any:
             v = operand(env)
@@ -460,7 +460,7 @@ class _Compiler:
                 return r if conv is None or r is None else conv(r)
             if v is None:
                 raise CelEvalError(f"no such key: {name}")
-            raise CelEvalError(f"type '{_type_name(v)}' does not support field selection")
+            raise CelEvalError(f"type '{cel_type_name(v)}' does not support field selection")
 
         return sel, field_t
 
@@ -475,7 +475,7 @@ class _Compiler:
                 raise self.no_overload(tree, "_[_]", t, it)
         elif t.kind not in ("dyn", "object"):
             raise self.no_overload(tree, "_[_]", t, it)
-        conv = _converter(elem_t)
+        conv = converter(elem_t)
 
         def idx(env: dict[str, Any]) -> Any:
             v = operand(env)
@@ -484,25 +484,25 @@ class _Compiler:
                 if isinstance(i, float) and i.is_integer():
                     i = int(i)
                 if not isinstance(i, int) or isinstance(i, bool):
-                    raise _no_overload("_[_]", v, i)
+                    raise no_overload_error("_[_]", v, i)
                 if i < 0 or i >= len(v):
                     raise CelEvalError(f"index '{i}' out of range in list size '{len(v)}'")
                 r = v[i]
             elif isinstance(v, dict):
-                r = _map_lookup(v, i)
-                if r is _MISSING:
+                r = map_lookup(v, i)
+                if r is MISSING:
                     raise CelEvalError(
-                        f"no such key: {_to_string(i) if not isinstance(i, list | dict) else i}"
+                        f"no such key: {to_string(i) if not isinstance(i, list | dict) else i}"
                     )
             else:
-                raise _no_overload("_[_]", v, i)
+                raise no_overload_error("_[_]", v, i)
             return r if conv is None or r is None else conv(r)
 
         return idx, elem_t
 
     def _is_namespace(self, tree: Tree[Any]) -> bool:
         name = simple_name(tree)
-        return name is not None and name in _NAMESPACES and self.lookup_var(name) is None
+        return name is not None and name in NAMESPACES and self.lookup_var(name) is None
 
     def args(self, tree: Tree[Any] | None) -> list[Tree[Any]]:
         return list(tree.children) if tree is not None else []
@@ -515,11 +515,11 @@ class _Compiler:
         if self._is_namespace(operand_tree):
             qualified = f"{simple_name(operand_tree)}.{name}"
             return self.call_global(qualified, name_token, arg_trees)
-        if name in _MACROS and len(arg_trees) in (2, 3):
+        if name in MACROS and len(arg_trees) in (2, 3):
             return comprehension(self, name, name_token, operand_tree, arg_trees)
         operand, t = self.compile(operand_tree)
         compiled = [self.compile(a) for a in arg_trees]
-        entry = _METHODS.get(name)
+        entry = METHODS.get(name)
         if entry is None:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         impl, result_t, arities = entry
@@ -559,7 +559,7 @@ class _Compiler:
         return self.c_ident_arg(tree)
 
     def call_global(self, name: str, token: Token, arg_trees: list[Tree[Any]]) -> tuple[Fn, T]:
-        entry = _FUNCTIONS.get(name)
+        entry = FUNCTIONS.get(name)
         compiled = [self.compile(a) for a in arg_trees]
         if entry is None:
             raise self.fail(token, f"undeclared reference to '{name}' (in container '')")
@@ -602,9 +602,9 @@ class _Compiler:
             for kf, vf in pairs:
                 k = kf(env)
                 if isinstance(k, float | list | tuple | dict) or k is None:
-                    raise CelEvalError(f"unsupported key type: {_type_name(k)}")
-                if _map_lookup(out, k) is not _MISSING:
-                    raise CelEvalError(f"Failed with repeated key: {_to_string(k)}")
+                    raise CelEvalError(f"unsupported key type: {cel_type_name(k)}")
+                if map_lookup(out, k) is not MISSING:
+                    raise CelEvalError(f"Failed with repeated key: {to_string(k)}")
                 out[k] = vf(env)
             return out
 
@@ -633,7 +633,7 @@ def _dotted_name(node: Any) -> str | None:
 
 
 def _unescape(name: str) -> str:
-    if name.startswith("__") and name.endswith("__") and name[2:-2] in _RESERVED:
+    if name.startswith("__") and name.endswith("__") and name[2:-2] in RESERVED:
         return name[2:-2]
     return (
         name.replace("__underscores__", "\0")

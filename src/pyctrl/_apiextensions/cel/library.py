@@ -31,32 +31,32 @@ from pyctrl._apiextensions.cel.types import (
     known,
 )
 from pyctrl._apiextensions.cel.values import (
-    _INT64_MAX,
-    _INT64_MIN,
-    _NONE,
     CIDR,
+    INT64_MAX,
+    INT64_MIN,
     IP,
+    NONE,
     CelEvalError,
     CelType,
     Optional,
     Quantity,
     Uint,
     Url,
-    _add,
-    _check_int,
-    _check_uint,
-    _compare,
-    _format_duration,
-    _format_timestamp,
-    _in,
-    _is_int,
-    _is_num,
-    _no_overload,
-    _parse_duration,
-    _parse_timestamp,
-    _quantity,
-    _type_name,
+    add,
     cel_equal,
+    cel_in,
+    cel_type_name,
+    check_int,
+    check_uint,
+    compare,
+    format_duration,
+    format_timestamp,
+    is_int,
+    is_num,
+    no_overload_error,
+    parse_duration,
+    parse_timestamp,
+    quantity,
 )
 from pyctrl._apiextensions.goregex import compile_go_regex
 
@@ -66,10 +66,10 @@ from pyctrl._apiextensions.goregex import compile_go_regex
 
 
 def _to_int(v: Any) -> int:
-    if _is_int(v):
+    if is_int(v):
         return int(v)
     if isinstance(v, Uint):
-        return _check_int(int(v))
+        return check_int(int(v))
     if isinstance(v, float):
         if (
             math.isnan(v)
@@ -80,36 +80,36 @@ def _to_int(v: Any) -> int:
         return int(v)
     if type(v) is str:
         try:
-            return _check_int(int(v, 10))
+            return check_int(int(v, 10))
         except ValueError:
             raise CelEvalError(f"cannot convert '{v}' to int") from None
     if isinstance(v, datetime.datetime):
         return int(v.timestamp()) if v.timestamp() >= 0 else math.floor(v.timestamp())
     if isinstance(v, datetime.timedelta):
         return int(v / datetime.timedelta(microseconds=1)) * 1000
-    raise _no_overload("int", v)
+    raise no_overload_error("int", v)
 
 
 def _to_uint(v: Any) -> Uint:
     if isinstance(v, Uint):
         return v
-    if _is_int(v):
-        return _check_uint(v)
+    if is_int(v):
+        return check_uint(v)
     if isinstance(v, float):
         if math.isnan(v) or v < 0 or v >= 1.8446744073709552e19:
             raise CelEvalError("unsigned integer overflow")
         return Uint(int(v))
     if type(v) is str:
         try:
-            return _check_uint(int(v, 10))
+            return check_uint(int(v, 10))
         except ValueError:
             raise CelEvalError(f"cannot convert '{v}' to uint") from None
-    raise _no_overload("uint", v)
+    raise no_overload_error("uint", v)
 
 
 def _to_double(v: Any) -> float:
     if isinstance(v, bool):
-        raise _no_overload("double", v)
+        raise no_overload_error("double", v)
     if isinstance(v, int | float):
         return float(v)
     if type(v) is str:
@@ -117,10 +117,10 @@ def _to_double(v: Any) -> float:
             return float(v)
         except ValueError:
             raise CelEvalError(f"cannot convert '{v}' to double") from None
-    raise _no_overload("double", v)
+    raise no_overload_error("double", v)
 
 
-def _to_string(v: Any) -> str:  # noqa: PLR0911 - one return per CEL type of string(), as cel-go's conversions
+def to_string(v: Any) -> str:  # noqa: PLR0911 - one return per CEL type of string(), as cel-go's conversions
     if type(v) is str:
         return v
     if v is True or v is False:
@@ -135,16 +135,16 @@ def _to_string(v: Any) -> str:  # noqa: PLR0911 - one return per CEL type of str
         except UnicodeDecodeError:
             raise CelEvalError("invalid UTF-8 in bytes, cannot convert to string") from None
     if isinstance(v, datetime.datetime):
-        return _format_timestamp(v)
+        return format_timestamp(v)
     if isinstance(v, datetime.timedelta):
-        return _format_duration(v)
+        return format_duration(v)
     if isinstance(v, IP):
         return str(v.addr)
     if isinstance(v, CIDR):
         return f"{v.addr}/{v.network.prefixlen}"
     if isinstance(v, CelType):
         return v.name
-    raise _no_overload("string", v)
+    raise no_overload_error("string", v)
 
 
 def _format_double(v: float) -> str:
@@ -162,7 +162,7 @@ def _to_bytes(v: Any) -> bytes:
         return v
     if type(v) is str:
         return v.encode()
-    raise _no_overload("bytes", v)
+    raise no_overload_error("bytes", v)
 
 
 def _to_bool(v: Any) -> bool:
@@ -174,39 +174,39 @@ def _to_bool(v: Any) -> bool:
         if v in ("0", "f", "F", "FALSE", "false", "False"):
             return False
         raise CelEvalError("type conversion error from 'string' to 'bool'")
-    raise _no_overload("bool", v)
+    raise no_overload_error("bool", v)
 
 
 def _to_timestamp(v: Any) -> datetime.datetime:
     if isinstance(v, datetime.datetime):
         return v
     if type(v) is str:
-        return _parse_timestamp(v)
-    if _is_int(v):
+        return parse_timestamp(v)
+    if is_int(v):
         try:
             return datetime.datetime.fromtimestamp(v, datetime.UTC)
         except (OverflowError, OSError, ValueError):
             raise CelEvalError("timestamp overflow") from None
-    raise _no_overload("timestamp", v)
+    raise no_overload_error("timestamp", v)
 
 
 def _to_duration(v: Any) -> datetime.timedelta:
     if isinstance(v, datetime.timedelta):
         return v
     if type(v) is str:
-        return _parse_duration(v)
-    raise _no_overload("duration", v)
+        return parse_duration(v)
+    raise no_overload_error("duration", v)
 
 
 def _size(v: Any) -> int:
     if isinstance(v, str | bytes | list | tuple | dict):
         return len(v)
-    raise _no_overload("size", v)
+    raise no_overload_error("size", v)
 
 
 def _string_arg(name: str, target: Any, *args: Any) -> None:
     if type(target) is not str or any(type(a) is not str for a in args):
-        raise _no_overload(name, target, *args)
+        raise no_overload_error(name, target, *args)
 
 
 def _contains(s: Any, sub: Any) -> bool:
@@ -238,8 +238,8 @@ def _matches(s: Any, pattern: Any) -> bool:
 
 
 def _char_at(s: Any, i: Any) -> str:
-    if type(s) is not str or not _is_int(i):
-        raise _no_overload("charAt", s, i)
+    if type(s) is not str or not is_int(i):
+        raise no_overload_error("charAt", s, i)
     if i < 0 or i > len(s):
         raise CelEvalError(f"index out of range: {i}")
     return s[i] if i < len(s) else ""
@@ -251,8 +251,8 @@ def _index_of(target: Any, sub: Any, offset: Any = 0) -> int:
             if cel_equal(x, sub):
                 return i
         return -1
-    if type(target) is not str or type(sub) is not str or not _is_int(offset):
-        raise _no_overload("indexOf", target, sub)
+    if type(target) is not str or type(sub) is not str or not is_int(offset):
+        raise no_overload_error("indexOf", target, sub)
     if offset < 0 or offset > len(target):
         raise CelEvalError(f"index out of range: {offset}")
     return target.find(sub, offset)
@@ -265,10 +265,10 @@ def _last_index_of(target: Any, sub: Any, offset: Any = None) -> int:
                 return i
         return -1
     if type(target) is not str or type(sub) is not str:
-        raise _no_overload("lastIndexOf", target, sub)
+        raise no_overload_error("lastIndexOf", target, sub)
     if offset is None:
         return target.rfind(sub)
-    if not _is_int(offset) or offset < 0 or offset >= max(len(target), 1):
+    if not is_int(offset) or offset < 0 or offset >= max(len(target), 1):
         raise CelEvalError(f"index out of range: {offset}")
     return target.rfind(sub, 0, offset + len(sub))
 
@@ -285,15 +285,15 @@ def _upper_ascii(s: Any) -> str:
 
 def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
     _string_arg("replace", s, old, new)
-    if not _is_int(n):
-        raise _no_overload("replace", s, old, new, n)
+    if not is_int(n):
+        raise no_overload_error("replace", s, old, new, n)
     return str(s.replace(old, new, n if n >= 0 else -1))
 
 
 def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
     _string_arg("split", s, sep)
-    if not _is_int(n):
-        raise _no_overload("split", s, sep, n)
+    if not is_int(n):
+        raise no_overload_error("split", s, sep, n)
     if n == 0:
         return []
     if sep == "":
@@ -306,8 +306,8 @@ def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
 
 
 def _substring(s: Any, start: Any, end: Any = None) -> str:
-    if type(s) is not str or not _is_int(start) or (end is not None and not _is_int(end)):
-        raise _no_overload("substring", s, start)
+    if type(s) is not str or not is_int(start) or (end is not None and not is_int(end)):
+        raise no_overload_error("substring", s, start)
     stop = len(s) if end is None else end
     if start < 0 or start > len(s):
         raise CelEvalError(f"index out of range: {start}")
@@ -325,9 +325,9 @@ def _trim(s: Any) -> str:
 
 def _join(items: Any, sep: Any = "") -> str:
     if not isinstance(items, list | tuple) or type(sep) is not str:
-        raise _no_overload("join", items, sep)
+        raise no_overload_error("join", items, sep)
     if not all(type(x) is str for x in items):
-        raise _no_overload("join", items, sep)
+        raise no_overload_error("join", items, sep)
     return str(sep.join(items))
 
 
@@ -338,29 +338,29 @@ def _reverse(s: Any) -> str:
 
 def _is_sorted(items: Any) -> bool:
     if not isinstance(items, list | tuple):
-        raise _no_overload("isSorted", items)
-    return all(_compare("isSorted", items[i], items[i + 1]) <= 0 for i in range(len(items) - 1))
+        raise no_overload_error("isSorted", items)
+    return all(compare("isSorted", items[i], items[i + 1]) <= 0 for i in range(len(items) - 1))
 
 
 def _sum(items: Any) -> Any:
     if not isinstance(items, list | tuple):
-        raise _no_overload("sum", items)
+        raise no_overload_error("sum", items)
     if not items:
         return 0
     total = items[0]
     for x in items[1:]:
-        total = _add(total, x)
+        total = add(total, x)
     return total
 
 
 def _min_max(name: str, items: Any, sign: int) -> Any:
     if not isinstance(items, list | tuple):
-        raise _no_overload(name, items)
+        raise no_overload_error(name, items)
     if not items:
         raise CelEvalError(f"{name} called on empty list")
     best = items[0]
     for x in items[1:]:
-        if _compare(name, x, best) * sign > 0:
+        if compare(name, x, best) * sign > 0:
             best = x
     return best
 
@@ -373,15 +373,15 @@ def _find(s: Any, pattern: Any) -> str:
 
 def _find_all(s: Any, pattern: Any, n: Any = -1) -> list[str]:
     _string_arg("findAll", s, pattern)
-    if not _is_int(n):
-        raise _no_overload("findAll", s, pattern, n)
+    if not is_int(n):
+        raise no_overload_error("findAll", s, pattern, n)
     found = [m.group(0) for m in _regex(pattern).finditer(s)]
     return found if n < 0 else found[:n]
 
 
 def _url(s: Any) -> Url:
     if type(s) is not str:
-        raise _no_overload("url", s)
+        raise no_overload_error("url", s)
     if not _is_url(s):
         raise CelEvalError(
             f"URL parse error during conversion from string: parse {go_like(s)}: invalid URI "
@@ -404,7 +404,7 @@ def go_like(s: str) -> str:
 
 def _is_url(s: Any) -> bool:
     if type(s) is not str:
-        raise _no_overload("isURL", s)
+        raise no_overload_error("isURL", s)
     if not s or any(ord(c) < 0x21 or c == "\x7f" for c in s):
         return False
     if s.startswith("/"):
@@ -414,7 +414,7 @@ def _is_url(s: Any) -> bool:
 
 def _url_part(name: str, u: Any) -> Any:  # noqa: PLR0911 - one return per url() accessor of Kubernetes' URL library
     if not isinstance(u, Url):
-        raise _no_overload(name, u)
+        raise no_overload_error(name, u)
     p = u.parts
     netloc = p.netloc.rpartition("@")[2]
     if name == "getScheme":
@@ -442,29 +442,29 @@ def _url_part(name: str, u: Any) -> Any:  # noqa: PLR0911 - one return per url()
 
 def _quantity_method(name: str, q: Any, *args: Any) -> Any:  # noqa: PLR0911, PLR0912 - one case per quantity() method of Kubernetes' quantity library
     if not isinstance(q, Quantity):
-        raise _no_overload(name, q, *args)
+        raise no_overload_error(name, q, *args)
     v = q.value
     if name == "sign":
         return (v > 0) - (v < 0)
     if name == "isInteger":
-        return v.denominator == 1 and _INT64_MIN <= v <= _INT64_MAX
+        return v.denominator == 1 and INT64_MIN <= v <= INT64_MAX
     if name == "asInteger":
-        if v.denominator != 1 or not _INT64_MIN <= v <= _INT64_MAX:
+        if v.denominator != 1 or not INT64_MIN <= v <= INT64_MAX:
             raise CelEvalError("cannot convert value to integer")
         return int(v)
     if name == "asApproximateFloat":
         return float(v)
     (other,) = args
     if name in ("add", "sub"):
-        if _is_int(other):
+        if is_int(other):
             operand = Fraction(other)
         elif isinstance(other, Quantity):
             operand = other.value
         else:
-            raise _no_overload(name, q, other)
+            raise no_overload_error(name, q, other)
         return Quantity(v + operand if name == "add" else v - operand)
     if not isinstance(other, Quantity):
-        raise _no_overload(name, q, other)
+        raise no_overload_error(name, q, other)
     cmp = (v > other.value) - (v < other.value)
     if name == "compareTo":
         return cmp
@@ -475,7 +475,7 @@ def _quantity_method(name: str, q: Any, *args: Any) -> Any:  # noqa: PLR0911, PL
 
 def _parse_ip(s: Any) -> IP:
     if type(s) is not str:
-        raise _no_overload("ip", s)
+        raise no_overload_error("ip", s)
     if "%" in s:
         raise CelEvalError(f"IP address with zone value is not allowed: {s}")
     try:
@@ -491,7 +491,7 @@ def _parse_ip(s: Any) -> IP:
 
 def _parse_cidr(s: Any) -> CIDR:
     if type(s) is not str:
-        raise _no_overload("cidr", s)
+        raise no_overload_error("cidr", s)
     try:
         iface = ipaddress.ip_interface(s)
     except ValueError:
@@ -529,9 +529,9 @@ def _ip_method(name: str, v: Any, *args: Any) -> Any:  # noqa: PLR0911, PLR0912 
             return CIDR(v.network, v.network.network_address)
         if name == "prefixLength":
             return v.network.prefixlen
-        raise _no_overload(name, v, *args)
+        raise no_overload_error(name, v, *args)
     if not isinstance(v, IP):
-        raise _no_overload(name, v, *args)
+        raise no_overload_error(name, v, *args)
     a = v.addr
     if name == "family":
         return a.version
@@ -549,7 +549,7 @@ def _ip_method(name: str, v: Any, *args: Any) -> Any:  # noqa: PLR0911, PLR0912 
         return not (
             a.is_unspecified or a.is_loopback or a.is_link_local or a.is_multicast
         ) and not (a.version == 4 and a == ipaddress.IPv4Address("255.255.255.255"))
-    raise _no_overload(name, v, *args)
+    raise no_overload_error(name, v, *args)
 
 
 def _ip_is_canonical(s: Any) -> bool:
@@ -559,12 +559,12 @@ def _ip_is_canonical(s: Any) -> bool:
 
 def _sets(name: str, a: Any, b: Any) -> bool:
     if not isinstance(a, list | tuple) or not isinstance(b, list | tuple):
-        raise _no_overload(name, a, b)
+        raise no_overload_error(name, a, b)
     if name == "sets.contains":
-        return all(_in(x, a) for x in b)
+        return all(cel_in(x, a) for x in b)
     if name == "sets.equivalent":
-        return all(_in(x, a) for x in b) and all(_in(x, b) for x in a)
-    return any(_in(x, a) for x in b)
+        return all(cel_in(x, a) for x in b) and all(cel_in(x, b) for x in a)
+    return any(cel_in(x, a) for x in b)
 
 
 def _math_extreme(name: str, args: list[Any], sign: int) -> Any:
@@ -572,8 +572,8 @@ def _math_extreme(name: str, args: list[Any], sign: int) -> Any:
     if not values:
         raise CelEvalError(f"{name}(list) argument must not be empty")
     for v in values:
-        if not _is_num(v):
-            raise _no_overload(name, v)
+        if not is_num(v):
+            raise no_overload_error(name, v)
     best = values[0]
     for v in values[1:]:
         if (v > best) if sign > 0 else (v < best):
@@ -589,7 +589,7 @@ def _is_zero(v: Any) -> bool:
 
 def _optional_method(name: str, o: Any, *args: Any) -> Any:
     if not isinstance(o, Optional):
-        raise _no_overload(name, o, *args)
+        raise no_overload_error(name, o, *args)
     if name == "hasValue":
         return o.present
     if name == "value":
@@ -600,7 +600,7 @@ def _optional_method(name: str, o: Any, *args: Any) -> Any:
         return o.value if o.present else args[0]
     (other,) = args
     if not isinstance(other, Optional):
-        raise _no_overload(name, o, other)
+        raise no_overload_error(name, o, other)
     return o if o.present else other
 
 
@@ -609,7 +609,7 @@ def _tz(args: tuple[Any, ...]) -> datetime.tzinfo:
         return datetime.UTC
     (name,) = args
     if type(name) is not str:
-        raise _no_overload("timezone", name)
+        raise no_overload_error("timezone", name)
     m = re.fullmatch(r"([+-]?)(\d{1,2}):(\d{2})", name)
     if m:
         sign = -1 if m.group(1) == "-" else 1
@@ -633,12 +633,12 @@ def _time_part(name: str, t: Any, *args: Any) -> int:
             "getMilliseconds": 1000,
         }
         if name not in units or args:
-            raise _no_overload(name, t)
+            raise no_overload_error(name, t)
         total_us = t // datetime.timedelta(microseconds=1)
         quotient = abs(total_us) // units[name]
         return quotient if total_us >= 0 else -quotient
     if not isinstance(t, datetime.datetime):
-        raise _no_overload(name, t, *args)
+        raise no_overload_error(name, t, *args)
     local = t.astimezone(_tz(args))
     getters: dict[str, Callable[[datetime.datetime], int]] = {
         "getFullYear": lambda d: d.year,
@@ -665,7 +665,7 @@ Impl = Callable[..., Any]
 def _escape_key(key: Any) -> str:
     """``jsonpatch.escapeKey``: a map key as a JSON pointer segment (RFC 6901)."""
     if not isinstance(key, str):
-        raise _no_overload("jsonpatch.escapeKey", key)
+        raise no_overload_error("jsonpatch.escapeKey", key)
     return key.replace("~", "~0").replace("/", "~1")
 
 
@@ -674,7 +674,7 @@ def _time_getter(name: str) -> Impl:
 
 
 # Receiver-style functions: name -> (implementation(target, *args), result type, arities).
-_METHODS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
+METHODS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
     "size": (_size, INT, (0,)),
     "contains": (_contains, BOOL, (1,)),
     "startsWith": (_starts_with, BOOL, (1,)),
@@ -745,7 +745,7 @@ _METHODS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
     },
 }
 
-_TYPE_VALUES: Final = {
+TYPE_VALUES: Final = {
     name: CelType(name)
     for name in (
         "bool",
@@ -763,16 +763,16 @@ _TYPE_VALUES: Final = {
 
 
 def _type_of(v: Any) -> CelType:
-    return CelType(_type_name(v))
+    return CelType(cel_type_name(v))
 
 
 # Global functions: name -> (implementation(*args), result type, arities).
-_FUNCTIONS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
+FUNCTIONS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
     "size": (_size, INT, (1,)),
     "int": (_to_int, INT, (1,)),
     "uint": (_to_uint, UINT, (1,)),
     "double": (_to_double, DOUBLE, (1,)),
-    "string": (_to_string, STRING, (1,)),
+    "string": (to_string, STRING, (1,)),
     "bytes": (_to_bytes, BYTES, (1,)),
     "bool": (_to_bool, BOOL, (1,)),
     "timestamp": (_to_timestamp, TIMESTAMP, (1,)),
@@ -782,8 +782,8 @@ _FUNCTIONS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
     "matches": (_matches, BOOL, (2,)),
     "url": (_url, T("kubernetes.URL"), (1,)),
     "isURL": (_is_url, BOOL, (1,)),
-    "quantity": (_quantity, T("kubernetes.Quantity"), (1,)),
-    "isQuantity": (lambda s: _is_valid(_quantity, s), BOOL, (1,)),
+    "quantity": (quantity, T("kubernetes.Quantity"), (1,)),
+    "isQuantity": (lambda s: _is_valid(quantity, s), BOOL, (1,)),
     "ip": (_parse_ip, T("net.IP"), (1,)),
     "isIP": (lambda s: _is_valid(_parse_ip, s), BOOL, (1,)),
     "cidr": (_parse_cidr, T("net.CIDR"), (1,)),
@@ -800,9 +800,9 @@ _FUNCTIONS: Final[dict[str, tuple[Impl, T, tuple[int, ...]]]] = {
     ),
     "math.least": (lambda *a: _math_extreme("math.least", list(a), -1), DYN, tuple(range(1, 64))),
     "optional.of": (lambda v: Optional(True, v), T("optional", DYN), (1,)),
-    "optional.none": (lambda: _NONE, T("optional", DYN), (0,)),
+    "optional.none": (lambda: NONE, T("optional", DYN), (0,)),
     "optional.ofNonZeroValue": (
-        lambda v: _NONE if _is_zero(v) else Optional(True, v),
+        lambda v: NONE if _is_zero(v) else Optional(True, v),
         T("optional", DYN),
         (1,),
     ),
@@ -827,8 +827,8 @@ _STRING_METHOD_SIGNATURES: Final[dict[str, tuple[tuple[str, ...], ...]]] = {
     "find": (("string",),),
     "findAll": (("string",), ("string", "int")),
 }
-_NAMESPACES: Final = frozenset(name.split(".")[0] for name in _FUNCTIONS if "." in name)
-_MACROS: Final = frozenset(("all", "exists", "exists_one", "map", "filter"))
+NAMESPACES: Final = frozenset(name.split(".")[0] for name in FUNCTIONS if "." in name)
+MACROS: Final = frozenset(("all", "exists", "exists_one", "map", "filter"))
 
 
 def method_fits(name: str, target: T, args: list[T]) -> bool:

@@ -7,7 +7,7 @@ from typing import Any, Final
 from lark import Token
 
 from pyctrl._apiextensions.cel.types import BOOL, BYTES, DOUBLE, INT, NULL, STRING, UINT, T
-from pyctrl._apiextensions.cel.values import _INT64_MAX, _INT64_MIN, _UINT64_MAX, Uint
+from pyctrl._apiextensions.cel.values import INT64_MAX, INT64_MIN, UINT64_MAX, Uint
 
 __all__ = ["literal", "tok"]
 
@@ -40,13 +40,13 @@ def literal(token: Token) -> tuple[Any, T]:
         )
         if "x" in text.lower():
             value = int(text.lstrip("-"), 16) * (-1 if text.startswith("-") else 1)
-        if not _INT64_MIN <= value <= _INT64_MAX:
+        if not INT64_MIN <= value <= INT64_MAX:
             raise ValueError(f"invalid int literal: {text}")
         t = INT
     elif kind == "UINT_LIT":
         digits = text[:-1]
         value = Uint(int(digits, 16) if "x" in digits.lower() else int(digits))
-        if value > _UINT64_MAX:
+        if value > UINT64_MAX:
             raise ValueError(f"invalid uint literal: {text}")
         t = UINT
     elif kind == "FLOAT_LIT":

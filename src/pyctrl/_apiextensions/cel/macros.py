@@ -14,8 +14,8 @@ from typing import Any, Protocol
 from lark import Token, Tree
 
 from pyctrl._apiextensions.cel.literals import tok
-from pyctrl._apiextensions.cel.types import BOOL, DYN, STRING, T, _converter
-from pyctrl._apiextensions.cel.values import _MISSING, CelEvalError, _no_overload
+from pyctrl._apiextensions.cel.types import BOOL, DYN, STRING, T, converter
+from pyctrl._apiextensions.cel.values import MISSING, CelEvalError, no_overload_error
 
 __all__ = ["Checker", "Fn", "comprehension", "has_macro", "simple_name"]
 
@@ -93,7 +93,7 @@ def comprehension(  # noqa: PLR0912 - the comprehension loop of cel-go's all/exi
             f"expression of type '{rt!r}' cannot be range of a comprehension (must be list, "
             "map, or dynamic)",
         )
-    conv = _converter(var_t) if rt.kind == "list" else None
+    conv = converter(var_t) if rt.kind == "list" else None
     c.scopes.append({var: var_t})
     try:
         bodies = [c.compile(a) for a in arg_trees[1:]]
@@ -109,7 +109,7 @@ def comprehension(  # noqa: PLR0912 - the comprehension loop of cel-go's all/exi
         v = rng(env)
         if isinstance(v, list | tuple | dict):
             return v
-        raise _no_overload(name, v)
+        raise no_overload_error(name, v)
 
     body = bodies[0][0]
     if name == "all":
@@ -140,7 +140,7 @@ def _comprehension_quantifier(
     undecided = not decisive
 
     def run(env: dict[str, Any]) -> bool:
-        saved = env.get(var, _MISSING)
+        saved = env.get(var, MISSING)
         error: CelEvalError | None = None
         try:
             for item in _iterate(items(env)):
@@ -153,7 +153,7 @@ def _comprehension_quantifier(
                 if r is decisive:
                     return not undecided
                 if r is not undecided:
-                    error = error or _no_overload(op, r)
+                    error = error or no_overload_error(op, r)
         finally:
             _restore(env, var, saved)
         if error is not None:
@@ -167,7 +167,7 @@ def _comprehension_exists_one(
     var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None
 ) -> Fn:
     def run(env: dict[str, Any]) -> bool:
-        saved = env.get(var, _MISSING)
+        saved = env.get(var, MISSING)
         count = 0
         try:
             for item in _iterate(items(env)):
@@ -176,7 +176,7 @@ def _comprehension_exists_one(
                 if r is True:
                     count += 1
                 elif r is not False:
-                    raise _no_overload("exists_one", r)
+                    raise no_overload_error("exists_one", r)
         finally:
             _restore(env, var, saved)
         return count == 1
@@ -186,7 +186,7 @@ def _comprehension_exists_one(
 
 def _comprehension_filter(var: str, items: Fn, body: Fn, conv: Callable[[Any], Any] | None) -> Fn:
     def run(env: dict[str, Any]) -> list[Any]:
-        saved = env.get(var, _MISSING)
+        saved = env.get(var, MISSING)
         out: list[Any] = []
         try:
             for item in _iterate(items(env)):
@@ -196,7 +196,7 @@ def _comprehension_filter(var: str, items: Fn, body: Fn, conv: Callable[[Any], A
                 if r is True:
                     out.append(value)
                 elif r is not False:
-                    raise _no_overload("filter", r)
+                    raise no_overload_error("filter", r)
         finally:
             _restore(env, var, saved)
         return out
@@ -208,7 +208,7 @@ def _comprehension_map(
     var: str, items: Fn, predicate: Fn | None, transform: Fn, conv: Callable[[Any], Any] | None
 ) -> Fn:
     def run(env: dict[str, Any]) -> list[Any]:
-        saved = env.get(var, _MISSING)
+        saved = env.get(var, MISSING)
         out: list[Any] = []
         try:
             for item in _iterate(items(env)):
@@ -218,7 +218,7 @@ def _comprehension_map(
                     if keep is False:
                         continue
                     if keep is not True:
-                        raise _no_overload("map", keep)
+                        raise no_overload_error("map", keep)
                 out.append(transform(env))
         finally:
             _restore(env, var, saved)
@@ -228,7 +228,7 @@ def _comprehension_map(
 
 
 def _restore(env: dict[str, Any], var: str, saved: Any) -> None:
-    if saved is _MISSING:
+    if saved is MISSING:
         env.pop(var, None)
     else:
         env[var] = saved

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from celpy.celparser import CELParseError
 
-from pyctrl._apiextensions.cel.compiler import _CompileFailedError, _Compiler, _issue, _parse
-from pyctrl._apiextensions.cel.types import DYN, T, _converter, schema_type
-from pyctrl._apiextensions.cel.values import _NONE, CelCompileError, CelEvalError, Optional
+from pyctrl._apiextensions.cel.compiler import CompileFailedError, Compiler, issue, parse_cel
+from pyctrl._apiextensions.cel.types import DYN, T, converter, schema_type
+from pyctrl._apiextensions.cel.values import NONE, CelCompileError, CelEvalError, Optional
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -43,7 +43,7 @@ class Program:
         self._fn = fn
         self.result_type = result_type
         self.uses_old_self = uses_old_self
-        self._conv = _converter(self_type)
+        self._conv = converter(self_type)
 
     def run(self, env: dict[str, Any]) -> Any:
         """Evaluate against an environment of declared variables (`compile_env`).
@@ -82,7 +82,7 @@ class Program:
         if self.uses_old_self:
             old = old_value if conv is None or old_value is None else conv(old_value)
             if optional:
-                env["oldSelf"] = Optional(True, old) if has_old else _NONE
+                env["oldSelf"] = Optional(True, old) if has_old else NONE
             elif has_old:
                 env["oldSelf"] = old
         return _guarded(self._fn, env)
@@ -119,7 +119,7 @@ def compile_expression(
     """
     st = self_type or DYN
     old_t = T("optional", st) if optional_old_self else st
-    compiler = _Compiler(source, st, old_t)
+    compiler = Compiler(source, st, old_t)
     fn, result_t = _compile(source, compiler)
     return Program(source, fn, result_t, compiler.uses_old_self, st)
 
@@ -145,31 +145,31 @@ def compile_env(
     Raises:
         CelCompileError: The expression does not parse or does not type-check.
     """
-    compiler = _Compiler(source, DYN, DYN, decls=decls, lazy=lazy, constructors=constructors)
+    compiler = Compiler(source, DYN, DYN, decls=decls, lazy=lazy, constructors=constructors)
     fn, result_t = _compile(source, compiler)
     return Program(source, fn, result_t, False, DYN)
 
 
-def _compile(source: str, compiler: _Compiler) -> tuple[Fn, T]:
+def _compile(source: str, compiler: Compiler) -> tuple[Fn, T]:
     """Parse and check ``source`` with ``compiler``; `CelCompileError` with cel-go's issue."""
     tree = _parse_or_raise(source)
     try:
         return compiler.compile(tree)
-    except _CompileFailedError as e:
+    except CompileFailedError as e:
         raise CelCompileError(str(e)) from None
     except RecursionError:
-        raise CelCompileError(_issue(source, 1, 1, "expression recursion limit exceeded")) from None
+        raise CelCompileError(issue(source, 1, 1, "expression recursion limit exceeded")) from None
 
 
 def _parse_or_raise(source: str) -> Any:
     try:
-        return _parse(source)
+        return parse_cel(source)
     except CELParseError as e:
         line = getattr(e, "line", None) or 1
         col = getattr(e, "column", None) or 1
         detail = str(e.args[0]).strip().splitlines()[0] if e.args else "syntax error"
         raise CelCompileError(
-            _issue(source, line, col, f"Syntax error: {_syntax_message(source, detail)}")
+            issue(source, line, col, f"Syntax error: {_syntax_message(source, detail)}")
         ) from None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Final
 
-from pyctrl._apiextensions.cel.values import _b64, _date_to_timestamp, _is_int, _parse_duration
+from pyctrl._apiextensions.cel.values import b64, date_to_timestamp, is_int, parse_duration
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -58,7 +58,7 @@ _PRIMITIVES: Final = {
     "null_type": NULL,
 }
 
-_RESERVED: Final = frozenset(
+RESERVED: Final = frozenset(
     [
         "true",
         "false",
@@ -97,7 +97,7 @@ def escape_name(name: str) -> str | None:
     """
     if not name or name[0].isdigit():
         return None
-    if name in _RESERVED:
+    if name in RESERVED:
         return f"__{name}__"
     out = re.sub(
         r"__|\.|-|/",
@@ -199,16 +199,16 @@ def schema_type(schema: Any, is_resource_root: bool) -> T | None:  # noqa: PLR09
     return None
 
 
-def _converter(t: T) -> Callable[[Any], Any] | None:
+def converter(t: T) -> Callable[[Any], Any] | None:
     """How a JSON value of static type ``t`` becomes a CEL value, or None if as-is."""
     if t is TIMESTAMP:
-        return lambda v: _date_to_timestamp(v) if type(v) is str else v
+        return lambda v: date_to_timestamp(v) if type(v) is str else v
     if t is DURATION:
-        return lambda v: _parse_duration(v) if type(v) is str else v
+        return lambda v: parse_duration(v) if type(v) is str else v
     if t is BYTES:
-        return lambda v: _b64(v) if type(v) is str else v
+        return lambda v: b64(v) if type(v) is str else v
     if t is DOUBLE:
-        return lambda v: float(v) if _is_int(v) else v
+        return lambda v: float(v) if is_int(v) else v
     return None
 
 

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     import ipaddress
     import urllib.parse
 
-_INT64_MIN: Final = -(1 << 63)
-_INT64_MAX: Final = (1 << 63) - 1
-_UINT64_MAX: Final = (1 << 64) - 1
+INT64_MIN: Final = -(1 << 63)
+INT64_MAX: Final = (1 << 63) - 1
+UINT64_MAX: Final = (1 << 64) - 1
 
 
 class CelEvalError(Exception):
@@ -60,7 +60,7 @@ class Optional:
     value: Any = None
 
 
-_NONE: Final = Optional(False)
+NONE: Final = Optional(False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ class CIDR:
     addr: ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-def _type_name(value: Any) -> str:  # noqa: PLR0911, PLR0912 - one return per CEL runtime type name
+def cel_type_name(value: Any) -> str:  # noqa: PLR0911, PLR0912 - one return per CEL runtime type name
     if value is None:
         return "null_type"
     if value is True or value is False:
@@ -134,28 +134,28 @@ def _type_name(value: Any) -> str:  # noqa: PLR0911, PLR0912 - one return per CE
     return type(value).__name__
 
 
-def _no_overload(name: str, *args: Any) -> CelEvalError:
-    kinds = ", ".join(_type_name(a) for a in args)
+def no_overload_error(name: str, *args: Any) -> CelEvalError:
+    kinds = ", ".join(cel_type_name(a) for a in args)
     return CelEvalError(f"no such overload: {name}({kinds})")
 
 
-def _check_int(v: int) -> int:
-    if v < _INT64_MIN or v > _INT64_MAX:
+def check_int(v: int) -> int:
+    if v < INT64_MIN or v > INT64_MAX:
         raise CelEvalError("integer overflow")
     return v
 
 
-def _check_uint(v: int) -> Uint:
-    if v < 0 or v > _UINT64_MAX:
+def check_uint(v: int) -> Uint:
+    if v < 0 or v > UINT64_MAX:
         raise CelEvalError("unsigned integer overflow")
     return Uint(v)
 
 
-def _is_int(v: Any) -> bool:
+def is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool | Uint)
 
 
-def _is_num(v: Any) -> bool:
+def is_num(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
@@ -178,7 +178,7 @@ def cel_equal(a: Any, b: Any) -> bool:  # noqa: PLR0911 - one return per CEL typ
         return a is None and b is None
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a is b
-    if _is_num(a) and _is_num(b):
+    if is_num(a) and is_num(b):
         return bool(a == b)
     ta, tb = type(a), type(b)
     if ta is str or tb is str:
@@ -191,8 +191,8 @@ def cel_equal(a: Any, b: Any) -> bool:  # noqa: PLR0911 - one return per CEL typ
         if not isinstance(b, dict) or len(a) != len(b):
             return False
         for k, v in a.items():
-            found = _map_lookup(b, k)
-            if found is _MISSING or not cel_equal(v, found):
+            found = map_lookup(b, k)
+            if found is MISSING or not cel_equal(v, found):
                 return False
         return True
     if isinstance(a, Quantity) and isinstance(b, Quantity):
@@ -202,20 +202,20 @@ def cel_equal(a: Any, b: Any) -> bool:  # noqa: PLR0911 - one return per CEL typ
     return bool(a == b)
 
 
-_MISSING: Final = object()
+MISSING: Final = object()
 
 
-def _map_lookup(m: dict[Any, Any], key: Any) -> Any:
+def map_lookup(m: dict[Any, Any], key: Any) -> Any:
     if type(key) is str:
-        return m.get(key, _MISSING)
+        return m.get(key, MISSING)
     for k, v in m.items():
         if cel_equal(k, key):
             return v
-    return _MISSING
+    return MISSING
 
 
-def _compare(op: str, a: Any, b: Any) -> int:
-    if _is_num(a) and _is_num(b):
+def compare(op: str, a: Any, b: Any) -> int:
+    if is_num(a) and is_num(b):
         return int((a > b) - (a < b))
     ta = type(a)
     if (
@@ -226,14 +226,14 @@ def _compare(op: str, a: Any, b: Any) -> int:
         or (isinstance(a, datetime.timedelta) and isinstance(b, datetime.timedelta))
     ):
         return int((a > b) - (a < b))
-    raise _no_overload(op, a, b)
+    raise no_overload_error(op, a, b)
 
 
-def _add(a: Any, b: Any) -> Any:  # noqa: PLR0911 - one return per CEL type's addition, as cel-go's Add
-    if _is_int(a) and _is_int(b):
-        return _check_int(a + b)
+def add(a: Any, b: Any) -> Any:  # noqa: PLR0911 - one return per CEL type's addition, as cel-go's Add
+    if is_int(a) and is_int(b):
+        return check_int(a + b)
     if isinstance(a, Uint) and isinstance(b, Uint):
-        return _check_uint(a + b)
+        return check_uint(a + b)
     if isinstance(a, float) and isinstance(b, float):
         return a + b
     if type(a) is str and type(b) is str:
@@ -248,73 +248,73 @@ def _add(a: Any, b: Any) -> Any:  # noqa: PLR0911 - one return per CEL type's ad
         return a + b
     if isinstance(a, datetime.timedelta) and isinstance(b, datetime.datetime):
         return b + a
-    raise _no_overload("_+_", a, b)
+    raise no_overload_error("_+_", a, b)
 
 
-def _sub(a: Any, b: Any) -> Any:
-    if _is_int(a) and _is_int(b):
-        return _check_int(a - b)
+def sub(a: Any, b: Any) -> Any:
+    if is_int(a) and is_int(b):
+        return check_int(a - b)
     if isinstance(a, Uint) and isinstance(b, Uint):
-        return _check_uint(a - b)
+        return check_uint(a - b)
     if isinstance(a, float) and isinstance(b, float):
         return a - b
     if isinstance(a, datetime.datetime) and isinstance(b, datetime.datetime):
         return a - b
     if isinstance(a, datetime.datetime | datetime.timedelta) and isinstance(b, datetime.timedelta):
         return a - b
-    raise _no_overload("_-_", a, b)
+    raise no_overload_error("_-_", a, b)
 
 
-def _mul(a: Any, b: Any) -> Any:
-    if _is_int(a) and _is_int(b):
-        return _check_int(a * b)
+def mul(a: Any, b: Any) -> Any:
+    if is_int(a) and is_int(b):
+        return check_int(a * b)
     if isinstance(a, Uint) and isinstance(b, Uint):
-        return _check_uint(a * b)
+        return check_uint(a * b)
     if isinstance(a, float) and isinstance(b, float):
         return a * b
-    raise _no_overload("_*_", a, b)
+    raise no_overload_error("_*_", a, b)
 
 
-def _div(a: Any, b: Any) -> Any:
-    if (_is_int(a) and _is_int(b)) or (isinstance(a, Uint) and isinstance(b, Uint)):
+def div(a: Any, b: Any) -> Any:
+    if (is_int(a) and is_int(b)) or (isinstance(a, Uint) and isinstance(b, Uint)):
         if b == 0:
             raise CelEvalError("division by zero")
         q = abs(a) // abs(b)
         q = q if (a >= 0) == (b >= 0) else -q
-        return _check_uint(q) if isinstance(a, Uint) else _check_int(q)
+        return check_uint(q) if isinstance(a, Uint) else check_int(q)
     if isinstance(a, float) and isinstance(b, float):
         if b == 0:
             return math.copysign(math.inf, a) * math.copysign(1.0, b) if a != 0 else math.nan
         return a / b
-    raise _no_overload("_/_", a, b)
+    raise no_overload_error("_/_", a, b)
 
 
-def _mod(a: Any, b: Any) -> Any:
-    if (_is_int(a) and _is_int(b)) or (isinstance(a, Uint) and isinstance(b, Uint)):
+def mod(a: Any, b: Any) -> Any:
+    if (is_int(a) and is_int(b)) or (isinstance(a, Uint) and isinstance(b, Uint)):
         if b == 0:
             raise CelEvalError("modulus by zero")
         r = abs(a) % abs(b)
         r = r if a >= 0 else -r
         return Uint(r) if isinstance(a, Uint) else r
-    raise _no_overload("_%_", a, b)
+    raise no_overload_error("_%_", a, b)
 
 
-def _neg(a: Any) -> Any:
-    if _is_int(a):
-        return _check_int(-a)
+def neg(a: Any) -> Any:
+    if is_int(a):
+        return check_int(-a)
     if isinstance(a, float):
         return -a
     if isinstance(a, datetime.timedelta):
         return -a
-    raise _no_overload("-_", a)
+    raise no_overload_error("-_", a)
 
 
-def _in(a: Any, b: Any) -> bool:
+def cel_in(a: Any, b: Any) -> bool:
     if isinstance(b, list | tuple):
         return any(cel_equal(a, x) for x in b)
     if isinstance(b, dict):
-        return _map_lookup(b, a) is not _MISSING
-    raise _no_overload("@in", a, b)
+        return map_lookup(b, a) is not MISSING
+    raise no_overload_error("@in", a, b)
 
 
 # ---------------------------------------------------------------------------------------
@@ -328,7 +328,7 @@ _MIN_TS: Final = datetime.datetime(1, 1, 1, tzinfo=datetime.UTC)
 _MAX_TS: Final = datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=datetime.UTC)
 
 
-def _parse_timestamp(s: str) -> datetime.datetime:
+def parse_timestamp(s: str) -> datetime.datetime:
     m = _RX_TIMESTAMP.match(s)
     if m is None:
         raise CelEvalError(f'timestamp conversion error: parsing time "{s}" as RFC3339')
@@ -350,11 +350,11 @@ def _parse_timestamp(s: str) -> datetime.datetime:
     return ts.astimezone(datetime.UTC)
 
 
-def _date_to_timestamp(s: str) -> datetime.datetime:
+def date_to_timestamp(s: str) -> datetime.datetime:
     try:
         d = datetime.date.fromisoformat(s)
     except ValueError:
-        return _parse_timestamp(s)
+        return parse_timestamp(s)
     return datetime.datetime(d.year, d.month, d.day, tzinfo=datetime.UTC)
 
 
@@ -371,7 +371,7 @@ _DURATION_UNITS: Final = {
 _RX_DURATION_PART: Final = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
-def _parse_duration(s: str) -> datetime.timedelta:
+def parse_duration(s: str) -> datetime.timedelta:
     """Go's time.ParseDuration."""
     text = s
     sign = 1
@@ -394,7 +394,7 @@ def _parse_duration(s: str) -> datetime.timedelta:
     return datetime.timedelta(microseconds=int(micros))
 
 
-def _format_duration(d: datetime.timedelta) -> str:
+def format_duration(d: datetime.timedelta) -> str:
     total = Fraction(d.days * 86400 + d.seconds) + Fraction(d.microseconds, 1_000_000)
     if total.denominator == 1:
         return f"{total.numerator}s"
@@ -402,7 +402,7 @@ def _format_duration(d: datetime.timedelta) -> str:
     return f"{text}s"
 
 
-def _format_timestamp(t: datetime.datetime) -> str:
+def format_timestamp(t: datetime.datetime) -> str:
     t = t.astimezone(datetime.UTC)
     base = t.strftime("%Y-%m-%dT%H:%M:%S")
     if t.microsecond:
@@ -451,9 +451,9 @@ def parse_quantity(s: str) -> Quantity | None:
     return Quantity(-value if sign == "-" else value)
 
 
-def _quantity(s: Any) -> Quantity:
+def quantity(s: Any) -> Quantity:
     if type(s) is not str:
-        raise _no_overload("quantity", s)
+        raise no_overload_error("quantity", s)
     q = parse_quantity(s)
     if q is None:
         raise CelEvalError(
@@ -463,7 +463,7 @@ def _quantity(s: Any) -> Quantity:
     return q
 
 
-def _b64(s: str) -> bytes:
+def b64(s: str) -> bytes:
     try:
         return base64.b64decode(s, validate=True)
     except binascii.Error:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pyctrl._apimachinery.meta import meta_of
 from pyctrl._apiserver.admission.interfaces import REQUEST_USER, AdmissionRequest, UserInfo
-from pyctrl._apiserver.apimachinery.meta import meta_of
 from pyctrl._ids import fast_uuid4
 
 if TYPE_CHECKING:

@@ -9,34 +9,14 @@ it into the response. The constructors below mirror the Go helpers (``NewNotFoun
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from pyctrl._apiextensions.gofmt import _json_string
+from pyctrl._apimachinery.field import Cause
+from pyctrl._apimachinery.gofmt import go_value
 
 OPTIMISTIC_LOCK_MESSAGE = (
     "the object has been modified; please apply your changes to the latest version and try again"
 )
-
-
-@dataclass(frozen=True)
-class Cause:
-    """One entry of ``details.causes``: what was wrong with which field."""
-
-    reason: str
-    message: str
-    field: str = ""
-
-    def to_dict(self) -> dict[str, str]:
-        """Encode as a ``metav1.StatusCause``."""
-        out: dict[str, str] = {}
-        if self.reason:
-            out["reason"] = self.reason
-        if self.message:
-            out["message"] = self.message
-        if self.field:
-            out["field"] = self.field
-        return out
 
 
 class StatusError(Exception):
@@ -246,87 +226,6 @@ def unauthorized() -> StatusError:
     return StatusError(401, "Unauthorized", "Unauthorized", details=False)
 
 
-def field_invalid(field: str, value: Any, detail: str) -> Cause:
-    """``field.Invalid``: ``Invalid value: <value>: <detail>``."""
-    return Cause("FieldValueInvalid", f"Invalid value: {go_repr(value)}: {detail}", field)
-
-
-def field_required(field: str, detail: str = "") -> Cause:
-    """``field.Required``."""
-    return Cause(
-        "FieldValueRequired", f"Required value: {detail}" if detail else "Required value", field
-    )
-
-
-def field_forbidden(field: str, detail: str) -> Cause:
-    """``field.Forbidden``."""
-    return Cause("FieldValueForbidden", f"Forbidden: {detail}", field)
-
-
-def field_not_supported(field: str, value: Any, supported: list[str]) -> Cause:
-    """``field.NotSupported``."""
-    quoted = ", ".join(f'"{s}"' for s in supported)
-    return Cause(
-        "FieldValueNotSupported",
-        f"Unsupported value: {go_repr(value)}: supported values: {quoted}",
-        field,
-    )
-
-
-def field_duplicate(field: str, value: Any) -> Cause:
-    """``field.Duplicate``."""
-    return Cause("FieldValueDuplicate", f"Duplicate value: {go_repr(value)}", field)
-
-
-def field_too_long(field: str, value: Any, limit: int) -> Cause:
-    """``field.TooLong``."""
-    return Cause("FieldValueTooLong", f"Too long: may not be more than {limit} bytes", field)
-
-
-class GoLiteral(str):
-    """A value already printed as Go prints it (e.g. ``0x0``): shown unquoted."""
-
-    __slots__ = ()
-
-
-class GoStruct(dict[str, Any]):
-    """A Go struct's JSON: fields in struct order, where a plain dict (a map) is sorted."""
-
-    __slots__ = ()
-
-
-def go_json(value: Any) -> str:
-    """``json.Marshal`` of a decoded value: maps sorted, `GoStruct` in order, HTML escaped."""
-    if isinstance(value, dict):
-        items = value.items() if isinstance(value, GoStruct) else sorted(value.items())
-        return "{" + ",".join(f"{_json_string(str(k))}:{go_json(v)}" for k, v in items) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(go_json(v) for v in value) + "]"
-    if isinstance(value, str):
-        return _json_string(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    return str(value)
-
-
-def go_repr(value: Any) -> str:
-    """Print a value the way ``field.Error`` shows it: %v, strings quoted, else JSON."""
-    if isinstance(value, dict | list):
-        return go_json(value)
-    if isinstance(value, GoLiteral):
-        return str(value)
-    if isinstance(value, str):
-        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-        return f'"{escaped}"'
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    return str(value)
-
-
 _UINT64_MAX = 2**64 - 1
 
 
@@ -344,4 +243,4 @@ def resource_version_problem(value: str) -> str:
         problem = f'strconv.ParseUint: parsing "{value}": value out of range'
     else:
         problem = f'strconv.ParseUint: parsing "{value}": invalid syntax'
-    return f"resourceVersion: Invalid value: {go_repr(value)}: {problem}"
+    return f"resourceVersion: Invalid value: {go_value(value)}: {problem}"

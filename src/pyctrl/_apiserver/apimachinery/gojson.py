@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["kind_type_error", "quote_char", "syntax_error"]
+from pyctrl._apimachinery.gofmt import quote_char
+
+__all__ = ["kind_type_error", "syntax_error"]
 
 _SPACE = frozenset(b" \t\r\n")
 _DIGITS = frozenset(b"0123456789")
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _ESCAPES = frozenset(b'bfnrt\\/"')
-_GO_ESCAPES = {7: "\\a", 8: "\\b", 12: "\\f", 10: "\\n", 13: "\\r", 9: "\\t", 11: "\\v"}
 
 # The anonymous struct Interpret decodes into, as Go's reflect prints its type.
 _FIND_KIND = (
@@ -28,23 +29,6 @@ _FIND_KIND = (
 )
 
 _OBJECT_KEY, _OBJECT_VALUE, _ARRAY_VALUE = 0, 1, 2
-
-
-def quote_char(c: int) -> str:  # noqa: PLR0911 - Go's quoteChar, one return per character class
-    """Go's ``quoteChar``: one byte in single quotes, escaped as ``strconv.Quote`` does."""
-    if c == 0x27:
-        return "'\\''"
-    if c == 0x22:
-        return "'\"'"
-    if c == 0x5C:
-        return "'\\\\'"
-    if c in _GO_ESCAPES:
-        return "'" + _GO_ESCAPES[c] + "'"
-    if c < 0x20 or c == 0x7F:
-        return f"'\\x{c:02x}'"
-    if 0x80 <= c <= 0xA0 or c == 0xAD:
-        return f"'\\u{c:04x}'"
-    return "'" + chr(c) + "'"
 
 
 class _SyntaxError(Exception):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.pruning import apply_defaults
-from pyctrl._apiserver.apimachinery.meta import ro_meta
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.controllers.queue import WorkQueue
 from pyctrl._apiserver.registry.generic import CRDS, deep_copy, meta_of, set_condition
 from pyctrl._apiserver.scheme.resources import (
@@ -173,14 +173,9 @@ def types_for(crd: dict[str, Any]) -> list[ResourceType]:
                 schema=schema if isinstance(schema, dict) else None,
                 storage_version=storage,
                 served=True,
-                has_generation=True,
-                allow_unconditional_update=False,
                 field_paths=selectable,
                 crd_name=name,
                 deprecation_warning=_deprecation_warning(spec, version),
-                preserve_unknown_fields=bool(
-                    isinstance(schema, dict) and schema.get("x-kubernetes-preserve-unknown-fields")
-                ),
             )
         )
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.meta import meta_of
+from pyctrl._apimachinery.meta import meta_of
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.registry.generic import Stores

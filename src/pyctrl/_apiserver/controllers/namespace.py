@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.meta import ro_meta
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.controllers.finalizers import remove_finalizer
 from pyctrl._apiserver.controllers.queue import WorkQueue
 from pyctrl._apiserver.registry.meta import NAMESPACES, deep_copy, set_condition

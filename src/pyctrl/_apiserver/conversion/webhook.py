@@ -12,16 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pyctrl._apiextensions.gofmt import go_quote as _quote
-from pyctrl._apiextensions.gofmt import go_type
+from pyctrl._apimachinery.gofmt import go_quote as _quote
+from pyctrl._apimachinery.gofmt import go_type
 from pyctrl._apiserver.admission.plugin.webhook.client import (
     CONVERSION_TIMEOUT_SECONDS,
     CallFailedError,
     Client,
 )
-from pyctrl._apiserver.apimachinery.errors import (
-    StatusError,
-)
+from pyctrl._apiserver.apimachinery.errors import StatusError
 from pyctrl._apiserver.apimachinery.fields import (
     label_value_problem,
     qualified_name_problem,

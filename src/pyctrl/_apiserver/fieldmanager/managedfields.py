@@ -55,16 +55,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from pyctrl._apiextensions.gofmt import go_quote
-from pyctrl._apiextensions.jsonvalue import json_equal
-from pyctrl._apiserver.fieldmanager.merge_keys import (
+from pyctrl._apimachinery.gofmt import go_quote
+from pyctrl._apimachinery.jsonvalue import json_equal
+from pyctrl._apimachinery.merge_keys import (
     DEDUCED,
     Node,
     builtin_root,
     empty_object,
     is_builtin_group,
     schema_root,
-    status_reset_by_default,
 )
 from pyctrl._apiserver.fieldmanager.patch import PatchError
 
@@ -1097,23 +1096,6 @@ _UNTYPED_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-def _ignored_fields(
-    group: str,
-    kind: str,
-    schema: dict[str, Any] | None,
-    subresource: str,
-    reset_fields: Sequence[str] | None,
-) -> FieldSet:
-    if reset_fields is None:
-        if subresource == "status":
-            reset_fields = ("spec",)
-        elif not subresource and status_reset_by_default(group, kind, schema):
-            reset_fields = ("status",)
-        else:
-            reset_fields = ()
-    return _reset_set(tuple(reset_fields))
-
-
 @functools.lru_cache(maxsize=64)
 def _reset_set(reset_fields: tuple[str, ...]) -> FieldSet:
     """The field set of dotted paths (sets are never mutated, so one can be shared)."""
@@ -1238,7 +1220,7 @@ def track_update(
     schema: dict[str, Any] | None = None,
     group: str,
     kind: str,
-    reset_fields: Sequence[str] | None = None,
+    reset_fields: Sequence[str],
 ) -> None:
     """Set ``new["metadata"]["managedFields"]`` for a create, update or patch.
 
@@ -1257,9 +1239,9 @@ def track_update(
         schema: the CRD version's ``openAPIV3Schema``; None for a built-in kind.
         group: the kind's API group (``""`` for the core group).
         kind: the kind.
-        reset_fields: dotted paths the endpoint ignores, owned by no one; by default
-            ``status`` on the main endpoint of a kind with a status subresource and
-            ``spec`` on the status subresource.
+        reset_fields: dotted paths the endpoint ignores, owned by no one (the kind's
+            strategy's ``GetResetFields``: ``status`` on the main endpoint of a kind with a
+            status subresource, ``spec`` on the status subresource).
     """
     meta = new.get("metadata")
     if not isinstance(meta, dict):
@@ -1272,7 +1254,7 @@ def track_update(
         if old is not None
         else empty_object(group, kind, builtin=builtin)
     )
-    ignored = _ignored_fields(group, kind, schema, subresource, reset_fields)
+    ignored = _reset_set(tuple(reset_fields))
     try:
         diff = _update_others(
             before, new, managed, _CURRENT_OPERATION, root=root, ignored=ignored, force=True
@@ -1384,7 +1366,7 @@ def server_side_apply(
     now: str,
     schema: dict[str, Any] | None = None,
     subresource: str = "",
-    reset_fields: Sequence[str] | None = None,
+    reset_fields: Sequence[str],
 ) -> dict[str, Any]:
     """Apply a configuration the way kube-apiserver's field manager does.
 
@@ -1422,7 +1404,7 @@ def server_side_apply(
         raise PatchError(f"failed to decode managed fields: {exc}", code=500, reason="") from exc
     before = _without_managed_fields(live) if live is not None else {}
     config = _without_managed_fields(applied)
-    ignored = _ignored_fields(group, kind, schema, subresource, reset_fields)
+    ignored = _reset_set(tuple(reset_fields))
     config_fields = _applied_fields(config, root, ignored, gvk)
     ident = _identifier(manager or "unknown", "Apply", api_version, subresource)
     try:

@@ -32,7 +32,7 @@ stored object plus the body into the new object:
   Only kinds with Go types have the metadata, so the server answers 415 for custom
   resources (:func:`supports_strategic_merge`). This is a port of the apply half of
   k8s.io/apimachinery/pkg/util/strategicpatch, with the merge keys of
-  :mod:`pyctrl._apiserver.fieldmanager.merge_keys`.
+  :mod:`pyctrl._apimachinery.merge_keys`.
 
 Every function returns a new object and leaves its arguments untouched. Failures raise
 :class:`PatchError` carrying the HTTP status code and Status reason kube-apiserver
@@ -48,9 +48,9 @@ from typing import Any, Final
 import jsonpatch
 import jsonpointer
 
-from pyctrl._apiextensions.gofmt import go_json_kind
-from pyctrl._apiextensions.jsonvalue import json_equal
-from pyctrl._apiserver.fieldmanager.merge_keys import (
+from pyctrl._apimachinery.gofmt import go_json_kind, go_kind, go_print
+from pyctrl._apimachinery.jsonvalue import deep_equal, json_equal
+from pyctrl._apimachinery.merge_keys import (
     BUILTIN_ANY,
     Node,
     builtin_root,
@@ -362,44 +362,12 @@ def _smp_status(message: str) -> PatchError:
     return _internal(message)
 
 
-def _go(value: Any) -> str:
-    """Go's ``%v`` of a decoded JSON value (for error messages)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        inner = " ".join(f"{k}:{_go(value[k])}" for k in sorted(value))
-        return f"map[{inner}]"
-    if isinstance(value, list):
-        return "[" + " ".join(_go(v) for v in value) + "]"
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return str(value)
-
-
-def _go_kind(value: Any) -> str:  # noqa: PLR0911 - Go reflect kind names, one return per JSON kind
-    if isinstance(value, dict):
-        return "map"
-    if isinstance(value, list):
-        return "slice"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    return "invalid"
-
-
 def _err_no_merge_key(item: Any, key: str) -> _SMPError:
-    return _SMPError(f"map: {_go(item)} does not contain declared merge key: {key}")
+    return _SMPError(f"map: {go_print(item)} does not contain declared merge key: {key}")
 
 
 def _err_bad_patch_type(directive: Any, item: Any) -> _SMPError:
-    return _SMPError(f"unknown patch type: {_go(directive)} in map: {_go(item)}")
+    return _SMPError(f"unknown patch type: {go_print(directive)} in map: {go_print(item)}")
 
 
 def _lookup(node: Node, key: str) -> tuple[Node, str, str]:
@@ -438,7 +406,7 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], node: Node) -> d
                     original[key] = value
             continue
         current = original[key]
-        if _go_kind(current) != _go_kind(patch_value):
+        if go_kind(current) != go_kind(patch_value):
             if not is_delete_list:
                 _discard_nulls(patch_value)
                 value, keep = _remove_directives(patch_value)
@@ -553,7 +521,7 @@ def _merge_set_element_order(original: dict[str, Any], patch: dict[str, Any], no
     for key in [k for k in patch if k.startswith(_SET_ELEMENT_ORDER)]:
         order = patch.pop(key)
         if not isinstance(order, list):
-            raise _SMPError(f"expected a slice, but received a {_go_kind(order)}")
+            raise _SMPError(f"expected a slice, but received a {go_kind(order)}")
         field = _extract_key(key, _SET_ELEMENT_ORDER)
         original_list = _optional_list(original, field)
         patch_list = _optional_list(patch, field)
@@ -597,7 +565,7 @@ def _optional_list(obj: dict[str, Any], key: str) -> list[Any] | None:
         return None
     value = obj[key]
     if not isinstance(value, list):
-        raise _SMPError(f"expected a slice, but received a {_go_kind(value)}")
+        raise _SMPError(f"expected a slice, but received a {go_kind(value)}")
     return value
 
 
@@ -616,34 +584,29 @@ def _validate_set_element_order(patch_list: Any, order: list[Any], merge_key: st
         s += 1
     if p < len(items) and s >= len(order):
         raise _SMPError(
-            f"the order in patch list:\n{_go(patch_list)}\n doesn't match "
-            f"{_SET_ELEMENT_ORDER} list:\n{_go(order)}"
+            f"the order in patch list:\n{go_print(patch_list)}\n doesn't match "
+            f"{_SET_ELEMENT_ORDER} list:\n{go_print(order)}"
         )
 
 
 def _is_delete_item(item: Any) -> bool:
     if not isinstance(item, dict):
-        raise _SMPError(f"expected a map, but received a {_go_kind(item)}")
+        raise _SMPError(f"expected a map, but received a {go_kind(item)}")
     return item.get(_DIRECTIVE) == _DELETE
 
 
 def _merge_key_equal(left: Any, right: Any, merge_key: str) -> bool:
     if not merge_key:
-        return _go_equal(left, right)
+        return deep_equal(left, right)
     if not isinstance(left, dict):
-        raise _SMPError(f"expected a map, but received a {_go_kind(left)}")
+        raise _SMPError(f"expected a map, but received a {go_kind(left)}")
     if not isinstance(right, dict):
-        raise _SMPError(f"expected a map, but received a {_go_kind(right)}")
+        raise _SMPError(f"expected a map, but received a {go_kind(right)}")
     if merge_key not in left:
         raise _err_no_merge_key(left, merge_key)
     if merge_key not in right:
         raise _err_no_merge_key(right, merge_key)
-    return _go_equal(left[merge_key], right[merge_key])
-
-
-def _go_equal(a: Any, b: Any) -> bool:
-    """Go ``==`` on decoded JSON scalars: same type and value."""
-    return type(a) is type(b) and bool(a == b)
+    return deep_equal(left[merge_key], right[merge_key])
 
 
 class _Backing:
@@ -706,14 +669,14 @@ def _slice_element_kind(*lists: list[Any]) -> str:
     kind = ""
     for items in lists:
         for item in items:
-            current = _go_kind(item)
+            current = go_kind(item)
             if not kind:
                 kind = current
                 if kind == "slice":
                     raise _SMPError(_ERR_NO_LIST_OF_LISTS)
             elif kind != current:
                 raise _SMPError(
-                    "list element types are not identical: " + _go([list(x) for x in lists])
+                    "list element types are not identical: " + go_print([list(x) for x in lists])
                 )
     if not kind:
         raise _SMPError("no elements in any of the given slices")
@@ -797,7 +760,7 @@ def _find_by_key(items: list[Any], merge_key: str, value: Any) -> int:
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise _SMPError(f"value for key {index} is not a map")
-        if merge_key in item and _go_equal(item[merge_key], value):
+        if merge_key in item and deep_equal(item[merge_key], value):
             return index
     return -1
 
@@ -826,7 +789,7 @@ def _merge_slice_plain_elements(
 
 
 def _delete_from_slice(current: list[Any], to_delete: list[Any]) -> list[Any]:
-    return [v for v in current if not any(_go_equal(v, d) for d in to_delete)]
+    return [v for v in current if not any(deep_equal(v, d) for d in to_delete)]
 
 
 def _deduplicate_scalars(s: list[Any]) -> int:
@@ -836,7 +799,7 @@ def _deduplicate_scalars(s: list[Any]) -> int:
     while i < length:
         j = i + 1
         while j <= length:
-            if _go_equal(s[i], s[j]):
+            if deep_equal(s[i], s[j]):
                 s[j] = s[length]
                 length -= 1
                 j -= 1
@@ -849,7 +812,7 @@ def _partition_primitives(merged: list[Any], by: list[Any]) -> tuple[list[Any], 
     patch_items: list[Any] = []
     server_only: list[Any] = []
     for value in merged:
-        if any(_go_equal(value, b) for b in by):
+        if any(deep_equal(value, b) for b in by):
             patch_items.append(value)
         else:
             server_only.append(value)
@@ -863,7 +826,7 @@ def _partition_maps(
     server_only: list[Any] = []
     for value in merged:
         if not isinstance(value, dict):
-            raise _SMPError(f"expected a map, but received a {_go_kind(value)}")
+            raise _SMPError(f"expected a map, but received a {go_kind(value)}")
         if merge_key not in value:
             raise _err_no_merge_key(value, merge_key)
         if _find_by_key(by, merge_key, value[merge_key]) >= 0:
@@ -881,7 +844,7 @@ def _index(items: list[Any], value: Any, merge_key: str, kind: str) -> int:
 
     wanted = key_of(value)
     for position, item in enumerate(items):
-        if _go_equal(key_of(item), wanted):
+        if deep_equal(key_of(item), wanted):
             return position
     return -1
 
@@ -893,7 +856,7 @@ def _normalize_slice_order(
     if kind == "map":
         for item in [*to_sort, *order]:
             if not isinstance(item, dict):
-                raise _SMPError(f"expected a map, but received a {_go_kind(item)}")
+                raise _SMPError(f"expected a map, but received a {go_kind(item)}")
             if merge_key not in item:
                 raise _err_no_merge_key(item, merge_key)
         to_delete = [i for i in to_sort if i.get(_DIRECTIVE) == _DELETE]

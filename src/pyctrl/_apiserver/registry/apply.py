@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import Cause, StatusError, bad_request
+from pyctrl._apimachinery.field import Cause
+from pyctrl._apiserver.apimachinery.errors import StatusError, bad_request
 from pyctrl._apiserver.fieldmanager import managedfields as _managedfields
 from pyctrl._apiserver.fieldmanager import patch as _patch
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
-from pyctrl._apiserver.registry.rest import reset_fields
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,6 +29,7 @@ __all__ = ["apply_conflict_error", "apply_patch", "check_apply", "track"]
 
 
 def track(
+    strategy: Strategy,
     rt: ResourceType,
     old: dict[str, Any] | None,
     new: dict[str, Any],
@@ -48,7 +49,7 @@ def track(
         schema=rt.schema,
         group=rt.group,
         kind=rt.kind,
-        reset_fields=reset_fields(rt, subresource),
+        reset_fields=strategy.reset_fields(rt, subresource),
     )
 
 
@@ -95,6 +96,7 @@ def check_apply(
 
 
 def apply_patch(
+    strategy: Strategy,
     rt: ResourceType,
     namespace: str,
     name: str,
@@ -123,7 +125,7 @@ def apply_patch(
                 now=now_rfc3339(),
                 schema=rt.schema,
                 subresource=subresource,
-                reset_fields=reset_fields(rt, subresource),
+                reset_fields=strategy.reset_fields(rt, subresource),
             )
         except _managedfields.ApplyConflict as exc:
             raise apply_conflict_error(exc) from None

@@ -14,15 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from pyctrl._apiextensions.gofmt import go_print, go_quote
 from pyctrl._apiextensions.pruning import prune
-from pyctrl._apiserver.apimachinery.errors import (
-    GoLiteral,
-    StatusError,
-    bad_request,
-    field_invalid,
-    invalid,
-)
+from pyctrl._apimachinery.field import field_invalid
+from pyctrl._apimachinery.gofmt import GoLiteral, go_print, go_quote
+from pyctrl._apiserver.apimachinery.errors import StatusError, bad_request, invalid
 from pyctrl._apiserver.registry.meta import OBJECT_META_FIELDS, meta_of, ro_meta
 from pyctrl._apiserver.scheme import builtin as _builtin_schema
 

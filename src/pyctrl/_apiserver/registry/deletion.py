@@ -14,14 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import (
-    Cause,
-    StatusError,
-    field_invalid,
-    field_not_supported,
-    invalid,
-    not_found,
-)
+from pyctrl._apimachinery.field import Cause, field_invalid, field_not_supported
+from pyctrl._apiserver.apimachinery.errors import StatusError, invalid, not_found
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, shift_time
 from pyctrl._apiserver.storage.store import KeyNotFoundError
 
@@ -99,13 +93,13 @@ def check_preconditions(rt: ResourceType, stored: dict[str, Any], opts: DeleteOp
 
 
 def gc_finalizers(
-    rt: ResourceType, meta: dict[str, Any], opts: DeleteOptions
+    strategy: Strategy, meta: dict[str, Any], opts: DeleteOptions
 ) -> tuple[bool, list[str]]:
     """``deletionFinalizersForGarbageCollection``: (whether they change, the new list)."""
     current = list(meta.get("finalizers") or [])
-    if rt.default_gc_policy == "Unsupported":
+    if strategy.default_gc_policy == "Unsupported":
         return False, current
-    orphan = _should_orphan(rt, current, opts)
+    orphan = _should_orphan(strategy, current, opts)
     foreground = _should_foreground(current, opts)
     new = [f for f in current if f not in ("orphan", "foregroundDeletion")]
     if orphan:
@@ -117,7 +111,7 @@ def gc_finalizers(
     return True, new
 
 
-def _should_orphan(rt: ResourceType, finalizers: list[str], opts: DeleteOptions) -> bool:
+def _should_orphan(strategy: Strategy, finalizers: list[str], opts: DeleteOptions) -> bool:
     if opts.orphan_dependents is not None:
         return opts.orphan_dependents
     if opts.propagation is not None:
@@ -127,7 +121,7 @@ def _should_orphan(rt: ResourceType, finalizers: list[str], opts: DeleteOptions)
             return True
         if f == "foregroundDeletion":
             return False
-    return rt.default_gc_policy == "Orphan"
+    return strategy.default_gc_policy == "Orphan"
 
 
 def _should_foreground(finalizers: list[str], opts: DeleteOptions) -> bool:
@@ -174,7 +168,7 @@ def delete_object(  # noqa: PLR0912 - the generic Store's Delete: preconditions,
         if grace:
             # Only a shorter grace period may be asked for while deletion is pending.
             if opts.grace_period is None or max(opts.grace_period, 0) >= grace:
-                return finalize_delete(rt, stored), False
+                return finalize_delete(strategy, rt, stored), False
             period = max(opts.grace_period, 0)
             graceful = True
             new_meta["deletionTimestamp"] = shift_time(
@@ -186,7 +180,7 @@ def delete_object(  # noqa: PLR0912 - the generic Store's Delete: preconditions,
         if checked is not None:
             graceful = True
             period = checked
-    update_fins, fins = gc_finalizers(rt, meta, opts)
+    update_fins, fins = gc_finalizers(strategy, meta, opts)
     if update_fins:
         if fins:
             new_meta["finalizers"] = fins
@@ -200,12 +194,12 @@ def delete_object(  # noqa: PLR0912 - the generic Store's Delete: preconditions,
             return out, False
         stored = out
     if opts.dry_run:
-        return finalize_delete(rt, stored), True
+        return finalize_delete(strategy, rt, stored), True
     try:
         event = store.delete(key, ns_key, name)
     except KeyNotFoundError:
         raise not_found(rt.group, rt.plural, name) from None
-    return finalize_delete(rt, event.obj), True
+    return finalize_delete(strategy, rt, event.obj), True
 
 
 def _mark_deleting(
@@ -237,9 +231,9 @@ def write_deleting(
     return event.obj
 
 
-def finalize_delete(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+def finalize_delete(strategy: Strategy, rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
     """What a delete answers: the object for types that return it, else a Success Status."""
-    if rt.return_deleted_object:
+    if strategy.return_deleted_object:
         return obj
     return status_success(rt, obj)
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from pyctrl._apimachinery.field import Cause
 from pyctrl._apiserver.apimachinery.errors import (
-    Cause,
     StatusError,
     bad_request,
     parse_resource_version,

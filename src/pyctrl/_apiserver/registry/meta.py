@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
-from pyctrl._apiserver.apimachinery.meta import meta_of, ro_meta
+from pyctrl._apimachinery.meta import meta_of, ro_meta
 from pyctrl._apiserver.storage.keys import CRDS, NAMESPACES
 
 if TYPE_CHECKING:

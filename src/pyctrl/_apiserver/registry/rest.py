@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pyctrl._apiserver.apimachinery.errors import invalid
 from pyctrl._apiserver.registry import validation as _validation
@@ -27,12 +27,13 @@ from pyctrl._apiserver.registry.validation.meta import meta_update
 from pyctrl._apiserver.scheme import builtin as _builtin_schema
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions, RequestContext
+    from pyctrl._apiserver.registry.printing import Printer
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
 
-__all__ = ["Strategy", "before_create", "before_update", "reset_fields", "validate"]
+__all__ = ["Strategy", "before_create", "before_update", "validate"]
 
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _MAX_GENERATED_PREFIX = 58
@@ -41,9 +42,41 @@ _MAX_GENERATED_PREFIX = 58
 class Strategy:
     """The rules of one resource type; this base class is the default of every type.
 
-    Each hook receives the `ResourceType` (its version, schema and strategy facts) and
-    changes the object in place unless it says otherwise.
+    A kind's strategy holds everything kube-apiserver keeps per kind: the facts below
+    (its ``RESTCreateStrategy`` / ``RESTUpdateStrategy`` / ``RESTDeleteStrategy`` flags),
+    its table `printer`, its reset fields, and the hooks that decode, default, validate
+    and prepare its objects. Each hook receives the `ResourceType` (the version and names
+    the request addressed, its schema) and changes the object in place unless it says
+    otherwise. The kind's merge metadata (list types, merge keys) is shared with the
+    client, so it lives in the floor, `pyctrl._apimachinery.merge_keys`.
     """
+
+    # --- the kind's facts ----------------------------------------------------------------
+
+    has_generation: ClassVar[bool] = False
+    """Whether ``metadata.generation`` counts changes outside metadata and status."""
+    allow_create_on_update: ClassVar[bool] = False
+    """``AllowCreateOnUpdate``: whether a PUT of a missing object creates it."""
+    allow_unconditional_update: ClassVar[bool] = True
+    """``AllowUnconditionalUpdate``: whether an update may leave out ``resourceVersion``."""
+    return_deleted_object: ClassVar[bool] = False
+    """``ReturnDeletedObject``: whether a delete answers the object, not a Success Status."""
+    name_rule: ClassVar[str] = "subdomain"
+    """The names the kind accepts: ``subdomain`` (DNS-1123 subdomain), ``label`` (DNS-1123
+    label), ``label1035`` (DNS-1035 label) or ``path`` (any path segment name)."""
+    default_gc_policy: ClassVar[str] = "Background"
+    """``DefaultGarbageCollectionPolicy``: ``Background``, ``Orphan`` or ``Unsupported``."""
+    initial_status: ClassVar[dict[str, Any] | None] = None
+    """The status a created object starts with (None: the status written is kept, or
+    dropped where `reset_status_on_create` says)."""
+    printer: ClassVar[Printer | None] = None
+    """The kind's table (``kubectl get``'s columns); None: Name and Created At."""
+
+    @classmethod
+    def for_store(cls, store: Store) -> Self:
+        """The strategy of one server (a kind that follows the store overrides this)."""
+        del store
+        return cls()
 
     # --- decoding and defaults (the codec) -----------------------------------------------
 
@@ -68,13 +101,21 @@ class Strategy:
 
     # --- create (RESTCreateStrategy) -----------------------------------------------------
 
+    def reset_fields(self, rt: ResourceType, subresource: str) -> list[str]:
+        """``GetResetFields``: the fields an endpoint ignores (and owns for no one)."""
+        if subresource == "status":
+            return ["spec"]
+        if subresource:
+            return []
+        return ["status"] if rt.has_status else []
+
     def check_writable(self, rt: ResourceType, verb: str) -> None:
         """Refuse a ``create`` or an ``update`` the type accepts no longer."""
 
     def reset_status_on_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """Set the status a created object starts with (for a type with ``/status``)."""
-        if rt.initial_status is not None:
-            obj["status"] = deep_copy(rt.initial_status)
+        if self.initial_status is not None:
+            obj["status"] = deep_copy(self.initial_status)
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``PrepareForCreate``: the type's own fields, after the system metadata is set."""
@@ -100,7 +141,7 @@ class Strategy:
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``Validate``: the kind's rules for a new object (here: its metadata)."""
-        return _validation.default_create(rt, obj)
+        return _validation.default_create(rt, obj, self.name_rule)
 
     def validate_update(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
@@ -176,15 +217,6 @@ class Strategy:
         return None
 
 
-def reset_fields(rt: ResourceType, subresource: str) -> list[str]:
-    """Fields an endpoint ignores (kube-apiserver's ResetFieldsStrategy)."""
-    if subresource == "status":
-        return ["spec"]
-    if subresource:
-        return []
-    return ["status"] if rt.has_status else []
-
-
 def before_create(strategy: Strategy, rt: ResourceType, obj: dict[str, Any]) -> None:
     """``rest.BeforeCreate``'s metadata: name, uid, times, generation; then the strategy's."""
     meta = meta_of(obj)
@@ -197,7 +229,7 @@ def before_create(strategy: Strategy, rt: ResourceType, obj: dict[str, Any]) -> 
     meta.pop("deletionGracePeriodSeconds", None)
     # A placeholder keeps the field's position; the store fills in the real version.
     meta["resourceVersion"] = ""
-    if rt.has_generation:
+    if strategy.has_generation:
         meta["generation"] = 1
     else:
         meta.pop("generation", None)
@@ -233,7 +265,7 @@ def before_update(
     else:
         new_meta.pop("generation", None)
     new_meta.pop("selfLink", None)
-    if rt.has_generation and subresource != "status":
+    if strategy.has_generation and subresource != "status":
         drop_status = rt.has_status
         if _non_meta(new, drop_status) != _non_meta(existing, drop_status):
             new_meta["generation"] = int(old_meta.get("generation") or 0) + 1
@@ -252,7 +284,7 @@ def validate(
             # The internal type's kind names the error: core's Event for events.k8s.io too.
             raise invalid(rt.storage_key[0], rt.kind, name, causes)
         return
-    causes = _validation.validate_object_meta(rt, obj)
+    causes = _validation.validate_object_meta(rt, obj, strategy.name_rule)
     if old is not None:
         # kube-apiserver checks the metadata update twice: with the common fields
         # (rest.BeforeUpdate) and again in the strategy's ValidateUpdate; both errors

@@ -13,13 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import (
-    StatusError,
-    bad_request,
-    field_invalid,
-    invalid,
-    not_found,
-)
+from pyctrl._apimachinery.field import field_invalid
+from pyctrl._apiserver.apimachinery.errors import StatusError, bad_request, invalid, not_found
 from pyctrl._apiserver.apimachinery.fields import SelectorError, selector_from_object
 from pyctrl._apiserver.apimachinery.jsonpath import JSONPathError, find
 from pyctrl._apiserver.fieldmanager import patch as _patch

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
+from pyctrl._apimachinery.field import field_invalid
 from pyctrl._apiserver.admission.plugin.namespace.lifecycle import check_namespace_lifecycle
 from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
     already_exists,
     bad_request,
     conflict,
-    field_invalid,
     internal,
     invalid,
     not_found,
@@ -56,7 +56,7 @@ _UPDATE_ATTEMPTS = 16
 _ABSENT: Final[Any] = object()
 
 
-def _is_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
+def is_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
     """Whether an update changes nothing but the times of managedFields entries."""
     # Most updates change something outside metadata: look there first.
     for key in new.keys() | old.keys():
@@ -64,10 +64,10 @@ def _is_noop(new: dict[str, Any], old: dict[str, Any]) -> bool:
             return False
     if new.get("metadata", _ABSENT) == old.get("metadata", _ABSENT):
         return True
-    return bool(_strip_managed_times(new) == _strip_managed_times(old))
+    return bool(strip_managed_times(new) == strip_managed_times(old))
 
 
-def _strip_managed_times(obj: dict[str, Any]) -> Any:
+def strip_managed_times(obj: dict[str, Any]) -> Any:
     meta = ro_meta(obj)
     entries = meta.get("managedFields")
     if not entries:
@@ -220,7 +220,7 @@ class Writer:
         self.strategy.default(rt, obj)
         if rt.has_status:
             self.strategy.reset_status_on_create(rt, obj)
-        track(rt, None, obj, ctx.field_manager)
+        track(self.strategy, rt, None, obj, ctx.field_manager)
         obj = await self._mutate("CREATE", obj, None, namespace=namespace, subresource="", ctx=ctx)
         return await self._create_prepared(ctx, namespace, obj)
 
@@ -291,7 +291,7 @@ class Writer:
             name,
             compute,
             subresource=subresource,
-            create_allowed=rt.allow_create_on_update and not subresource,
+            create_allowed=self.strategy.allow_create_on_update and not subresource,
             decoded=True,
         )
 
@@ -306,7 +306,9 @@ class Writer:
                 ctx,
                 namespace,
                 name,
-                apply_patch(rt, namespace, name, applied, opts=ctx, subresource=subresource),
+                apply_patch(
+                    self.strategy, rt, namespace, name, applied, opts=ctx, subresource=subresource
+                ),
                 subresource=subresource,
                 create_allowed=not subresource,
                 is_apply=True,
@@ -393,7 +395,7 @@ class Writer:
         if rt.has_status:
             self.strategy.reset_status_on_create(rt, new)
         if not is_apply:
-            track(rt, None, new, ctx.field_manager)
+            track(self.strategy, rt, None, new, ctx.field_manager)
         return await self._mutate("CREATE", new, None, namespace=namespace, subresource="", ctx=ctx)
 
     async def _try_update(
@@ -481,7 +483,7 @@ class Writer:
                 new.pop("status", None)
         strategy.default(rt, new)
         if not is_apply:
-            track(rt, existing, new, ctx.field_manager, subresource=subresource)
+            track(self.strategy, rt, existing, new, ctx.field_manager, subresource=subresource)
         return await self._mutate(
             "UPDATE", new, existing, namespace=namespace, subresource=subresource, ctx=ctx
         )
@@ -495,7 +497,7 @@ class Writer:
         existing_rv = ro_meta(existing_stored).get("resourceVersion") or ""
         new_rv = new_meta.get("resourceVersion") or ""
         if not new_rv:
-            if not rt.allow_unconditional_update:
+            if not self.strategy.allow_unconditional_update:
                 raise invalid(
                     rt.group,
                     rt.plural,
@@ -520,7 +522,7 @@ class Writer:
             if not dry_run:
                 self.storage.delete(key, meta.get("namespace") or "", meta["name"])
             return stored_new
-        if _is_noop(stored_new, existing_stored):
+        if is_noop(stored_new, existing_stored):
             return existing_stored
         if dry_run:
             return stored_new
@@ -549,7 +551,7 @@ class Writer:
         new = deep_copy(stored)
         if not mutate(new):
             return stored
-        track(self.rt, stored, new, manager, subresource=subresource)
+        track(self.strategy, self.rt, stored, new, manager, subresource=subresource)
         return self._commit_update(stored, new, False)
 
     async def update_scale(

@@ -38,8 +38,8 @@ from typing import Any, Final
 import orjson
 from kubernetes_asyncio.client import models as _models
 
-from pyctrl._apiextensions.gofmt import go_print, go_sharp
-from pyctrl._apiserver.fieldmanager import merge_keys as _merge_keys
+from pyctrl._apimachinery import merge_keys as _merge_keys
+from pyctrl._apimachinery.gofmt import go_print, go_sharp, go_type
 from pyctrl._apiserver.scheme.resources import builtin_types
 
 __all__ = [
@@ -815,16 +815,6 @@ def _json_value(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def _go_type_of(value: Any) -> str:
-    """``%T`` of an unstructured value."""
-    t = type(value)
-    if t is dict:
-        return "map[string]interface {}"
-    if t is list:
-        return "[]interface {}"
-    return {str: "string", bool: "bool", int: "int64", float: "float64"}[t]
-
-
 def _smd_scalar_error(shape: _Scalar, value: Any) -> str:
     """structured-merge-diff's validation error of a scalar field's value, or ''."""
     t = type(value)
@@ -834,7 +824,7 @@ def _smd_scalar_error(shape: _Scalar, value: Any) -> str:
             return f"expected string, got &value.valueUnstructured{{Value:{go_sharp(value)}}}"
     elif kind in ("int32", "int64", "float64"):
         if t is not int and t is not float:
-            return f"expected numeric (int or float), got {_go_type_of(value)}"
+            return f"expected numeric (int or float), got {go_type(value)}"
     elif kind == "bool":
         if t is not bool:
             return f"expected boolean, got &{{{go_print(value)}}}"

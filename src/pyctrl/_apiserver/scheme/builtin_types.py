@@ -2,7 +2,8 @@
 
 kube-apiserver configures the storage of its built-in types per API group
 (``pkg/registry/<group>/rest/storage_<group>.go``); each function here lists one group's
-resources with the strategy facts `ResourceType` carries. `builtin_types` concatenates
+resources with the discovery facts `ResourceType` carries (a kind's rules are its
+strategy's, under `pyctrl._apiserver.registry`). `builtin_types` concatenates
 them in the order discovery serves them.
 """
 
@@ -95,10 +96,7 @@ def _core_v1_config_and_pods() -> list[ResourceType]:
             subresources=frozenset({"status", "finalize"}),
             # The namespace storage offers no DeleteCollection (pkg/registry/core/namespace).
             verbs=tuple(v for v in ALL_VERBS if v != "deletecollection"),
-            name_rule="label",
             field_labels=("status.phase",),
-            return_deleted_object=True,
-            initial_status={"phase": "Active"},
         ),
         _core("ConfigMap", "configmaps", short_names=("cm",)),
         _core("Secret", "secrets", field_labels=("type",)),
@@ -108,18 +106,12 @@ def _core_v1_config_and_pods() -> list[ResourceType]:
             short_names=("svc",),
             categories=_ALL,
             subresources=_STATUS,
-            name_rule="label1035",
-            allow_create_on_update=True,
-            return_deleted_object=True,
-            initial_status={"loadBalancer": {}},
         ),
         _core(
             "ServiceAccount",
             "serviceaccounts",
             short_names=("sa",),
             subresources=frozenset({"token"}),
-            allow_create_on_update=True,
-            return_deleted_object=True,
         ),
         _core(
             "Pod",
@@ -128,20 +120,16 @@ def _core_v1_config_and_pods() -> list[ResourceType]:
             categories=_ALL,
             subresources=_STATUS | {"eviction"},
             field_labels=_POD_FIELDS,
-            return_deleted_object=True,
-            graceful_delete=True,
-            initial_status={"phase": "Pending"},
         ),
         _core(
             "Event",
             "events",
             short_names=("ev",),
             field_labels=_EVENT_FIELDS,
-            allow_create_on_update=True,
             to_storage=_events.compact_core,
             from_storage=_events.core_view,
         ),
-        _core("Endpoints", "endpoints", short_names=("ep",), allow_create_on_update=True),
+        _core("Endpoints", "endpoints", short_names=("ep",)),
     ]
 
 
@@ -153,7 +141,6 @@ def _core_v1_storage_and_nodes() -> list[ResourceType]:
             "persistentvolumeclaims",
             short_names=("pvc",),
             subresources=_STATUS,
-            initial_status={"phase": "Pending"},
         ),
         _core(
             "PersistentVolume",
@@ -161,8 +148,6 @@ def _core_v1_storage_and_nodes() -> list[ResourceType]:
             namespaced=False,
             short_names=("pv",),
             subresources=_STATUS,
-            return_deleted_object=True,
-            initial_status={"phase": "Pending"},
         ),
         _core(
             "Node",
@@ -172,15 +157,14 @@ def _core_v1_storage_and_nodes() -> list[ResourceType]:
             subresources=_STATUS,
             field_labels=("spec.unschedulable",),
         ),
-        _core("LimitRange", "limitranges", short_names=("limits",), allow_create_on_update=True),
+        _core("LimitRange", "limitranges", short_names=("limits",)),
         _core(
             "ResourceQuota",
             "resourcequotas",
             short_names=("quota",),
             subresources=_STATUS,
-            initial_status={},
         ),
-        _core("PodTemplate", "podtemplates", return_deleted_object=True),
+        _core("PodTemplate", "podtemplates"),
         _core(
             "ReplicationController",
             "replicationcontrollers",
@@ -188,10 +172,7 @@ def _core_v1_storage_and_nodes() -> list[ResourceType]:
             categories=_ALL,
             subresources=_STATUS_SCALE,
             scale_paths=_REPLICAS_SCALE,
-            has_generation=True,
             field_labels=("status.replicas",),
-            default_gc_policy="Orphan",
-            initial_status={"replicas": 0},
         ),
     ]
 
@@ -208,8 +189,6 @@ def _apps() -> list[ResourceType]:
             categories=_ALL,
             subresources=_STATUS_SCALE,
             scale_paths=_REPLICAS_SCALE,
-            has_generation=True,
-            initial_status={},
         ),
         _builtin(
             "apps",
@@ -220,8 +199,6 @@ def _apps() -> list[ResourceType]:
             categories=_ALL,
             subresources=_STATUS_SCALE,
             scale_paths=_REPLICAS_SCALE,
-            has_generation=True,
-            initial_status={"replicas": 0},
         ),
         _builtin(
             "apps",
@@ -232,8 +209,6 @@ def _apps() -> list[ResourceType]:
             categories=_ALL,
             subresources=_STATUS_SCALE,
             scale_paths=_REPLICAS_SCALE,
-            has_generation=True,
-            initial_status={"replicas": 0, "availableReplicas": 0},
         ),
         _builtin(
             "apps",
@@ -243,13 +218,6 @@ def _apps() -> list[ResourceType]:
             short_names=("ds",),
             categories=_ALL,
             subresources=_STATUS,
-            has_generation=True,
-            initial_status={
-                "currentNumberScheduled": 0,
-                "numberMisscheduled": 0,
-                "desiredNumberScheduled": 0,
-                "numberReady": 0,
-            },
         ),
         _builtin(
             "apps",
@@ -270,10 +238,7 @@ def _batch() -> list[ResourceType]:
             "jobs",
             categories=_ALL,
             subresources=_STATUS,
-            has_generation=True,
             field_labels=("status.successful",),
-            default_gc_policy="Orphan",
-            initial_status={},
         ),
         _builtin(
             "batch",
@@ -283,8 +248,6 @@ def _batch() -> list[ResourceType]:
             short_names=("cj",),
             categories=_ALL,
             subresources=_STATUS,
-            has_generation=True,
-            initial_status={},
         ),
     ]
 
@@ -297,7 +260,6 @@ def _coordination() -> list[ResourceType]:
             "v1",
             "Lease",
             "leases",
-            allow_create_on_update=True,
         ),
     ]
 
@@ -314,8 +276,6 @@ def _apiextensions() -> list[ResourceType]:
             short_names=("crd", "crds"),
             categories=("api-extensions",),
             subresources=_STATUS,
-            has_generation=True,
-            allow_unconditional_update=False,
         ),
     ]
 
@@ -330,7 +290,6 @@ def _admissionregistration() -> list[ResourceType]:
             "mutatingwebhookconfigurations",
             namespaced=False,
             categories=("api-extensions",),
-            has_generation=True,
         ),
         _builtin(
             "admissionregistration.k8s.io",
@@ -339,7 +298,6 @@ def _admissionregistration() -> list[ResourceType]:
             "validatingwebhookconfigurations",
             namespaced=False,
             categories=("api-extensions",),
-            has_generation=True,
         ),
         *_admission_policies(),
     ]
@@ -350,7 +308,6 @@ def _admission_policies() -> list[ResourceType]:
     common: dict[str, Any] = {
         "namespaced": False,
         "categories": ("api-extensions",),
-        "has_generation": True,
     }
     return [
         _builtin(
@@ -359,7 +316,6 @@ def _admission_policies() -> list[ResourceType]:
             "ValidatingAdmissionPolicy",
             "validatingadmissionpolicies",
             subresources=_STATUS,
-            initial_status={},
             **common,
         ),
         _builtin(
@@ -394,16 +350,12 @@ def _rbac() -> list[ResourceType]:
             "v1",
             "Role",
             "roles",
-            name_rule="path",
-            allow_create_on_update=True,
         ),
         _builtin(
             "rbac.authorization.k8s.io",
             "v1",
             "RoleBinding",
             "rolebindings",
-            name_rule="path",
-            allow_create_on_update=True,
         ),
         _builtin(
             "rbac.authorization.k8s.io",
@@ -411,8 +363,6 @@ def _rbac() -> list[ResourceType]:
             "ClusterRole",
             "clusterroles",
             namespaced=False,
-            name_rule="path",
-            allow_create_on_update=True,
         ),
         _builtin(
             "rbac.authorization.k8s.io",
@@ -420,8 +370,6 @@ def _rbac() -> list[ResourceType]:
             "ClusterRoleBinding",
             "clusterrolebindings",
             namespaced=False,
-            name_rule="path",
-            allow_create_on_update=True,
         ),
     ]
 
@@ -436,7 +384,6 @@ def _events_group() -> list[ResourceType]:
             "events",
             short_names=("ev",),
             field_labels=_EVENTS_V1_FIELDS,
-            allow_create_on_update=True,
             storage_group="",
             storage_plural="events",
             to_storage=_events.events_v1_to_core,
@@ -455,8 +402,6 @@ def _networking() -> list[ResourceType]:
             "ingresses",
             short_names=("ing",),
             subresources=_STATUS,
-            has_generation=True,
-            initial_status={},
         ),
         _builtin(
             "networking.k8s.io",
@@ -464,7 +409,6 @@ def _networking() -> list[ResourceType]:
             "NetworkPolicy",
             "networkpolicies",
             short_names=("netpol",),
-            has_generation=True,
         ),
         _builtin(
             "networking.k8s.io",
@@ -486,13 +430,6 @@ def _policy() -> list[ResourceType]:
             "poddisruptionbudgets",
             short_names=("pdb",),
             subresources=_STATUS,
-            has_generation=True,
-            initial_status={
-                "disruptionsAllowed": 0,
-                "currentHealthy": 0,
-                "desiredHealthy": 0,
-                "expectedPods": 0,
-            },
         ),
     ]
 
@@ -508,7 +445,6 @@ def _autoscaling() -> list[ResourceType]:
             short_names=("hpa",),
             categories=_ALL,
             subresources=_STATUS,
-            initial_status={},
         ),
     ]
 

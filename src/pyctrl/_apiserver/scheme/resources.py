@@ -1,10 +1,10 @@
 """The resource types the embedded API server serves.
 
 A :class:`ResourceType` describes one REST resource at one API version: its group, version,
-kind, plural and short names, whether it is namespaced, which subresources it has, and the
-storage strategy facts kube-apiserver keeps per type (does it track ``metadata.generation``, may
-a PUT create it, may a PUT skip ``resourceVersion``, which name rule applies, which field
-selectors it accepts). The :class:`Registry` holds the built-in types (core, apps, batch,
+kind, plural and short names, whether it is namespaced, which subresources it has, which
+field selectors it accepts and where it is stored; the kind's rules (does it track
+``metadata.generation``, may a PUT create it, which names it accepts...) are its strategy's
+(`pyctrl._apiserver.registry`). The :class:`Registry` holds the built-in types (core, apps, batch,
 coordination, RBAC, admissionregistration, apiextensions...) and the types that
 CustomResourceDefinitions add at run time; its ``generation`` counter bumps whenever the set
 changes so discovery and OpenAPI caches know when to rebuild.

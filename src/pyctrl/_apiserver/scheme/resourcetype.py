@@ -1,8 +1,10 @@
 """The value types of the scheme: one REST resource at one API version, and its columns.
 
 `ResourceType` carries what discovery and OpenAPI read about a resource (group, version,
-kind, names, scope, verbs, subresources, printer columns, schema) and the strategy facts
-kube-apiserver keeps per type in its registry. `pyctrl._apiserver.scheme.resources` holds
+kind, names, scope, verbs, subresources, printer columns, schema) and the scheme's facts
+about it (field labels, the storage it lives in and the conversion to it). A kind's rules
+(kube-apiserver's strategy flags, defaults, validation, table) are its strategy's, in
+`pyctrl._apiserver.registry`. `pyctrl._apiserver.scheme.resources` holds
 the registry of them; `pyctrl._apiserver.scheme.builtin_types` lists the built-in ones.
 """
 
@@ -46,10 +48,10 @@ class PrinterColumn:
 
 @dataclass(frozen=True)
 class ResourceType:
-    """One REST resource at one API version, with the storage facts the server needs.
+    """One REST resource at one API version: what discovery, OpenAPI and the scheme know.
 
     The first block of fields is the interface discovery and OpenAPI read; the second block
-    is the per-type strategy of kube-apiserver's registry (pkg/registry/...).
+    is the scheme's: field labels, storage and conversion, the defining CRD.
     """
 
     group: str
@@ -69,24 +71,11 @@ class ResourceType:
     storage_version: str = ""
     served: bool = True
 
-    # Strategy facts (kube-apiserver's RESTCreateStrategy / RESTUpdateStrategy per type).
-    has_generation: bool = False
-    allow_create_on_update: bool = False
-    allow_unconditional_update: bool = True
-    return_deleted_object: bool = False
-    name_rule: str = "subdomain"
-    """``subdomain`` (DNS-1123 subdomain), ``label`` (DNS-1123 label), ``label1035``
-    (DNS-1035 label) or ``path`` (any path segment name)."""
+    # Scheme facts: field label conversion, storage, the CRD it comes from.
     field_labels: tuple[str, ...] = ()
     """Field selector labels beyond ``metadata.name`` / ``metadata.namespace``."""
     field_paths: tuple[tuple[str, str], ...] = ()
     """For CRD ``selectableFields``: (label, JSON path)."""
-    default_gc_policy: str = "Background"
-    """``Background``, ``Orphan`` or ``Unsupported`` (DefaultGarbageCollectionPolicy)."""
-    graceful_delete: bool = False
-    initial_status: dict[str, Any] | None = field(default=None, compare=False, hash=False)
-    """Status set on create for built-ins whose create resets status (None: status dropped
-    for CRDs with a status subresource, untouched for types without one)."""
     storage_group: str | None = None
     """Group of the storage when it differs from ``group`` (None: the same)."""
     storage_plural: str = ""
@@ -96,7 +85,6 @@ class ResourceType:
     """Name of the CustomResourceDefinition that defines this type ('' for built-ins)."""
     deprecation_warning: str = ""
     """The Warning of every request on a deprecated CRD version (empty: not deprecated)."""
-    preserve_unknown_fields: bool = False
 
     @property
     def gvk(self) -> tuple[str, str, str]:

@@ -28,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from pyctrl._apimachinery.meta import ro_meta
 from pyctrl._apiserver.apimachinery.errors import bad_request, storage_request_too_large
 
 StorageKey = tuple[str, str]
@@ -106,11 +107,6 @@ def key_order(where: ObjKey) -> str:
 def _namespace_order(namespace: str) -> str:
     # No namespace holds a "/": comparing "<ns>/" prefixes orders whole keys.
     return namespace + "/"
-
-
-def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
 
 
 class Store:
@@ -200,7 +196,7 @@ class Store:
 
     def create(self, key: StorageKey, obj: dict[str, Any]) -> StoreEvent:
         """Store a new object; sets its resourceVersion. Raises KeyExistsError."""
-        meta = _meta(obj)
+        meta = ro_meta(obj)
         ns = meta.get("namespace") or ""
         name = meta["name"]
         objs = self._objects.setdefault(key, {}).setdefault(ns, {})
@@ -218,14 +214,14 @@ class Store:
 
     def update(self, key: StorageKey, obj: dict[str, Any], expected_rv: str) -> StoreEvent:
         """Replace a stored object if its resourceVersion is ``expected_rv``."""
-        meta = _meta(obj)
+        meta = ro_meta(obj)
         ns = meta.get("namespace") or ""
         name = meta["name"]
         objs = self._objects.get(key, {}).get(ns, {})
         prev = objs.get(name)
         if prev is None:
             raise KeyNotFoundError(name)
-        if _meta(prev).get("resourceVersion") != expected_rv:
+        if ro_meta(prev).get("resourceVersion") != expected_rv:
             raise RVMismatchError(name)
         _check_size(obj)
         rv = self._next_rv()
@@ -244,14 +240,14 @@ class Store:
         prev = objs.get(name)
         if prev is None:
             raise KeyNotFoundError(name)
-        if expected_rv is not None and _meta(prev).get("resourceVersion") != expected_rv:
+        if expected_rv is not None and ro_meta(prev).get("resourceVersion") != expected_rv:
             raise RVMismatchError(name)
         rv = self._next_rv()
         del objs[name]
         self._sorted.pop((key, namespace), None)
         self._index(key, namespace, name, prev, None)
         gone = dict(prev)
-        gone["metadata"] = dict(_meta(prev), resourceVersion=str(rv))
+        gone["metadata"] = dict(ro_meta(prev), resourceVersion=str(rv))
         return self._commit(
             StoreEvent(rv, "DELETED", key, namespace=namespace, name=name, obj=gone, prev=prev)
         )
@@ -262,7 +258,7 @@ class Store:
         Used to apply defaults to stored custom resources after their CRD schema changed,
         which kube-apiserver does on every read from etcd.
         """
-        meta = _meta(obj)
+        meta = ro_meta(obj)
         ns = meta.get("namespace") or ""
         objs = self._objects.get(key, {}).get(ns, {})
         if meta["name"] in objs:
@@ -285,8 +281,8 @@ class Store:
         obj: dict[str, Any] | None,
     ) -> None:
         where = (key, ns, name)
-        prev_meta = _meta(prev) if prev is not None else {}
-        new_meta = _meta(obj) if obj is not None else {}
+        prev_meta = ro_meta(prev) if prev is not None else {}
+        new_meta = ro_meta(obj) if obj is not None else {}
         prev_uid = prev_meta.get("uid")
         new_uid = new_meta.get("uid")
         if prev_uid and prev_uid != new_uid:
@@ -344,7 +340,7 @@ class Store:
         undo = self.events_since(rv, key)
         state: dict[tuple[str, str], dict[str, Any]] = {}
         for obj in self.items(key, namespace):
-            m = _meta(obj)
+            m = ro_meta(obj)
             state[(m.get("namespace") or "", m["name"])] = obj
         for event in reversed(undo):
             if namespace is not None and event.namespace != namespace:

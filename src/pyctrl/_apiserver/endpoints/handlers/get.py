@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.apimachinery.errors import field_forbidden, field_not_supported, invalid
+from pyctrl._apimachinery.field import field_forbidden, field_not_supported
+from pyctrl._apiserver.apimachinery.errors import invalid
 from pyctrl._apiserver.endpoints.handlers.rest import (
     include_object,
     int_param,
@@ -25,7 +26,7 @@ from pyctrl._apiserver.endpoints.table import partial_metadata, to_table
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.endpoints.handlers.rest import Scope
     from pyctrl._apiserver.endpoints.negotiation import Negotiated
     from pyctrl._apiserver.endpoints.request import Target

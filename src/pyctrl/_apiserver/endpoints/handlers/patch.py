@@ -14,13 +14,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import yaml
 
-from pyctrl._apiserver.apimachinery.errors import (
-    bad_request,
-    field_forbidden,
-    field_required,
-    invalid,
-    unsupported_media_type,
-)
+from pyctrl._apimachinery.field import field_forbidden, field_required
+from pyctrl._apiserver.apimachinery.errors import bad_request, invalid, unsupported_media_type
 from pyctrl._apiserver.endpoints import yamlcodec as _yaml
 from pyctrl._apiserver.endpoints.handlers.rest import read_body, render_one, request_context
 from pyctrl._apiserver.endpoints.negotiation import PATCH_TYPES, negotiate_request

@@ -11,13 +11,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyctrl._apiserver.apimachinery.errors import (
-    StatusError,
-    bad_request,
-    field_invalid,
-    field_not_supported,
-    invalid,
-)
+from pyctrl._apimachinery.field import field_invalid, field_not_supported
+from pyctrl._apiserver.apimachinery.errors import StatusError, bad_request, invalid
 from pyctrl._apiserver.apimachinery.fields import (
     FieldSelector,
     LabelSelector,

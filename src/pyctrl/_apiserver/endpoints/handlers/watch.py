@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from pyctrl._apimachinery.field import field_forbidden
 from pyctrl._apiserver.apimachinery.errors import (
     StatusError,
-    field_forbidden,
     invalid,
     parse_resource_version,
     resource_version_problem,

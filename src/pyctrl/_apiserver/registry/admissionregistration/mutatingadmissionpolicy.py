@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiserver.registry.printing import admission_policy
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import admissionpolicy as _policy
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["MutatingAdmissionPolicyStrategy"]
@@ -20,6 +21,9 @@ __all__ = ["MutatingAdmissionPolicyStrategy"]
 
 class MutatingAdmissionPolicyStrategy(Strategy):
     """The rules of MutatingAdmissionPolicys."""
+
+    has_generation = True
+    printer = admission_policy("Mutations", "mutations")
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_MutatingAdmissionPolicy``."""

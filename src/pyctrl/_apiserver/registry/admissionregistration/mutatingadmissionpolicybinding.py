@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apiserver.registry.printing import policy_binding
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import admissionpolicy as _policy
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["MutatingAdmissionPolicyBindingStrategy"]
@@ -20,6 +21,9 @@ __all__ = ["MutatingAdmissionPolicyBindingStrategy"]
 
 class MutatingAdmissionPolicyBindingStrategy(Strategy):
     """The rules of MutatingAdmissionPolicyBindings."""
+
+    has_generation = True
+    printer = policy_binding
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_MutatingAdmissionPolicyBinding``."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.printing import name_count_age
 from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
@@ -17,9 +18,17 @@ if TYPE_CHECKING:
 __all__ = ["MutatingWebhookConfigurationStrategy"]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_MutatingWebhook``."""
+    _defaults.webhook_config(obj, True)
+
+
 class MutatingWebhookConfigurationStrategy(Strategy):
     """The rules of MutatingWebhookConfigurations."""
 
+    has_generation = True
+    printer = name_count_age("Webhooks", "webhooks")
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_MutatingWebhookConfiguration``."""
-        _defaults.mutating_webhooks(obj)
+        set_defaults(obj)

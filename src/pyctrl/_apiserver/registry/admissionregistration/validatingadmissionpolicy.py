@@ -12,17 +12,18 @@ from its CRD's schema, a built-in kind from the OpenAPI definitions the server p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from pyctrl._apiserver.admission.plugin.policy.typechecking import type_check
 from pyctrl._apiserver.registry.meta import CRDS, meta_of, ro_meta
+from pyctrl._apiserver.registry.printing import admission_policy
 from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import admissionpolicy as _policy
 from pyctrl._apiserver.scheme.builtin import go_package, openapi_definitions
 from pyctrl._apiserver.scheme.resources import builtin_types
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
 
@@ -108,6 +109,15 @@ def _version_schema(crd: dict[str, Any], version: str) -> dict[str, Any] | None:
 
 class ValidatingAdmissionPolicyStrategy(Strategy):
     """The rules of ValidatingAdmissionPolicies, and their type-checking status."""
+
+    has_generation = True
+    printer = admission_policy("Validations", "validations")
+    initial_status = {}  # noqa: RUF012 - read only, copied on use
+
+    @classmethod
+    def for_store(cls, store: Store) -> Self:
+        """The strategy of the server whose store is ``store``."""
+        return cls(store)
 
     def __init__(self, store: Store) -> None:
         self.store = store

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiserver.registry import defaults as _defaults
+from pyctrl._apiserver.registry.printing import name_count_age
 from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
@@ -16,9 +17,17 @@ if TYPE_CHECKING:
 __all__ = ["ValidatingWebhookConfigurationStrategy"]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_ValidatingWebhook``."""
+    _defaults.webhook_config(obj, False)
+
+
 class ValidatingWebhookConfigurationStrategy(Strategy):
     """The rules of ValidatingWebhookConfigurations."""
 
+    has_generation = True
+    printer = name_count_age("Webhooks", "webhooks")
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_ValidatingWebhookConfiguration``."""
-        _defaults.validating_webhooks(obj)
+        set_defaults(obj)

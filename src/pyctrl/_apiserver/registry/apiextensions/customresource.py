@@ -8,12 +8,13 @@ subresource. While its CRD is terminating, no new object is created or updated.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
-from pyctrl._apiextensions.gofmt import go_print, go_type
 from pyctrl._apiextensions.pruning import apply_defaults, prune, reapply_is_noop
 from pyctrl._apiextensions.validation import validate
-from pyctrl._apiserver.apimachinery.errors import Cause, field_invalid, method_not_allowed
+from pyctrl._apimachinery.field import Cause, field_invalid
+from pyctrl._apimachinery.gofmt import go_print, go_type
+from pyctrl._apiserver.apimachinery.errors import method_not_allowed
 from pyctrl._apiserver.registry.decoding import decode_custom
 from pyctrl._apiserver.registry.meta import CRDS, OBJECT_META_FIELDS
 from pyctrl._apiserver.registry.rest import Strategy
@@ -29,6 +30,14 @@ __all__ = ["CustomResourceStrategy", "scale_causes"]
 
 class CustomResourceStrategy(Strategy):
     """The rules of every custom resource, read from its CRD."""
+
+    has_generation = True
+    allow_unconditional_update = False
+
+    @classmethod
+    def for_store(cls, store: Store) -> Self:
+        """The strategy of the server whose store is ``store``."""
+        return cls(store)
 
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -101,9 +110,7 @@ class CustomResourceStrategy(Strategy):
         """
         causes: list[Cause] = []
         if rt.schema is not None:
-            causes = [
-                Cause(fc.reason, fc.message, fc.field) for fc in validate(obj, rt.schema, old=old)
-            ]
+            causes = validate(obj, rt.schema, old=old)
         if rt.scale_paths is not None:
             causes.extend(scale_causes(obj, rt.scale_paths))
         return causes

@@ -12,13 +12,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl._apiextensions.crd_validation import validate_crd
-from pyctrl._apiserver.apimachinery.errors import Cause
-from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta, set_condition
 from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
@@ -27,6 +26,23 @@ __all__ = ["CLEANUP_FINALIZER", "CRDReconciler", "CustomResourceDefinitionStrate
 
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 """The finalizer a deleted CRD keeps until its custom resources are gone."""
+
+
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_CustomResourceDefinition``."""
+    spec = obj.setdefault("spec", {})
+    names = spec.setdefault("names", {})
+    kind = names.get("kind")
+    if kind:
+        names.setdefault("singular", str(kind).lower())
+        names.setdefault("listKind", f"{kind}List")
+    conversion = spec.setdefault("conversion", {})
+    conversion.setdefault("strategy", "None")
+    webhook = conversion.get("webhook")
+    if isinstance(webhook, dict):
+        svc = (webhook.get("clientConfig") or {}).get("service")
+        if isinstance(svc, dict):
+            svc.setdefault("port", 443)
 
 
 class CRDReconciler(Protocol):
@@ -39,13 +55,16 @@ class CRDReconciler(Protocol):
 class CustomResourceDefinitionStrategy(Strategy):
     """The rules of CustomResourceDefinitions."""
 
+    has_generation = True
+    allow_unconditional_update = False
+
     def __init__(self) -> None:
         self.reconciler: CRDReconciler | None = None
         """Told of every created or updated CRD (set by the CRD controller)."""
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_CustomResourceDefinition``: conversion, scope, versions' defaults."""
-        _defaults.crd(obj)
+        set_defaults(obj)
 
     def reset_status_on_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """No accepted names yet; the storage version as the only stored one."""
@@ -62,7 +81,7 @@ class CustomResourceDefinitionStrategy(Strategy):
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any] | None
     ) -> list[Cause]:
         """apiextensions-apiserver's validation of a CRD (and of its update)."""
-        return [Cause(fc.reason, fc.message, fc.field) for fc in validate_crd(obj, old)]
+        return validate_crd(obj, old)
 
     def after_create(self, rt: ResourceType, name: str) -> None:
         """Serve the new CRD's types."""

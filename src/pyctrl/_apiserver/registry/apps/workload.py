@@ -13,7 +13,7 @@ from pyctrl._apiserver.registry.rest import Strategy
 from pyctrl._apiserver.registry.validation import apps as _apps
 
 if TYPE_CHECKING:
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.scheme.resources import ResourceType
 
 __all__ = ["WorkloadStrategy"]
@@ -21,6 +21,8 @@ __all__ = ["WorkloadStrategy"]
 
 class WorkloadStrategy(Strategy):
     """The validation of an apps workload: selector, template, replicas, update strategy."""
+
+    has_generation = True
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``Validate``."""

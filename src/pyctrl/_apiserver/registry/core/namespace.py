@@ -12,18 +12,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pyctrl._apimachinery.field import (
+    Cause,
+    field_invalid,
+)
 from pyctrl._apiserver.apimachinery.errors import forbidden, not_found
-from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.deletion import write_deleting
 from pyctrl._apiserver.registry.meta import deep_copy, meta_of, now_rfc3339, ro_meta
+from pyctrl._apiserver.registry.printing import (
+    AGE,
+    NAME,
+    STRING,
+    Cells,
+    Printer,
+    age,
+    get,
+)
 from pyctrl._apiserver.registry.rest import Strategy
-from pyctrl._apiserver.registry.validation import core as _core
+from pyctrl._apiserver.registry.validation import meta as _meta
 from pyctrl._apiserver.registry.validation.meta import meta_update
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
 
-    from pyctrl._apiserver.apimachinery.errors import Cause
+    from pyctrl._apimachinery.field import Cause
     from pyctrl._apiserver.registry.options import DeleteOptions
     from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import Store
@@ -36,16 +49,91 @@ IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 """Namespaces that may not be deleted (the NamespaceLifecycle admission plugin's)."""
 
 
+def _namespace(obj: dict[str, Any], now: datetime) -> Cells:
+    return [
+        ro_meta(obj).get("name", ""),
+        get(obj, "status", "phase", default=""),
+        age(ro_meta(obj).get("creationTimestamp"), now),
+    ]
+
+
+def set_defaults(obj: dict[str, Any]) -> None:
+    """Namespaces get the ``kubernetes`` finalizer and their ``metadata.name`` label."""
+    spec = obj.setdefault("spec", {})
+    finalizers = spec.get("finalizers") if isinstance(spec.get("finalizers"), list) else []
+    if "kubernetes" not in finalizers:
+        # The strategy's PrepareForCreate: the kubernetes finalizer is always there at first.
+        spec["finalizers"] = [*finalizers, "kubernetes"]
+    meta = obj.setdefault("metadata", {})
+    name = meta.get("name")
+    if name:
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = {}
+            meta["labels"] = labels
+        labels["kubernetes.io/metadata.name"] = name
+
+
+def validate_namespace(obj: dict[str, Any]) -> list[Cause]:
+    """``ValidateNamespace``: metadata (DNS-1123 label names) and ``spec.finalizers``."""
+    causes = _meta.object_meta(obj, "label", namespaced=False, kube=True)
+    spec = obj.get("spec")
+    for fin in (spec.get("finalizers") if isinstance(spec, dict) else None) or ():
+        causes.extend(_meta.finalizers([fin], "spec.finalizers"))
+        text = str(fin)
+        if "/" not in text and text not in _meta.STANDARD_FINALIZERS:
+            causes.append(
+                field_invalid(
+                    "spec.finalizers",
+                    text,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                )
+            )
+    return causes
+
+
+def validate_namespace_status_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
+    """``ValidateNamespaceStatusUpdate``: the phase follows ``deletionTimestamp``."""
+    causes = _meta.meta_update(obj, old, kube=True)
+    status = obj.get("status")
+    phase = (status.get("phase") if isinstance(status, dict) else None) or ""
+    if not ro_meta(obj).get("deletionTimestamp"):
+        if phase != "Active":
+            causes.append(
+                field_invalid(
+                    "status.Phase", phase, "may only be 'Active' if `deletionTimestamp` is empty"
+                )
+            )
+    elif phase != "Terminating":
+        causes.append(
+            field_invalid(
+                "status.Phase",
+                phase,
+                "may only be 'Terminating' if `deletionTimestamp` is not empty",
+            )
+        )
+    return causes
+
+
 class NamespaceStrategy(Strategy):
     """The rules of Namespaces."""
 
+    name_rule = "label"
+    return_deleted_object = True
+    initial_status = {"phase": "Active"}  # noqa: RUF012 - read only, copied on use
+
+    printer = Printer(
+        (NAME, ("Status", STRING, 0), AGE),
+        _namespace,
+    )
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Namespace``: the phase, the finalizer and the name label."""
-        _defaults.namespace(obj)
+        set_defaults(obj)
 
     def validate_create(self, rt: ResourceType, obj: dict[str, Any]) -> list[Cause]:
         """``ValidateNamespace``."""
-        return _core.validate_namespace(obj)
+        return validate_namespace(obj)
 
     def validate_update(
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
@@ -57,11 +145,11 @@ class NamespaceStrategy(Strategy):
         self, rt: ResourceType, obj: dict[str, Any], old: dict[str, Any]
     ) -> list[Cause] | None:
         """``ValidateNamespaceStatusUpdate``."""
-        return _core.validate_namespace_status_update(obj, old)
+        return validate_namespace_status_update(obj, old)
 
     def prepare_for_create(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """The ``kubernetes`` finalizer, the name label and the ``Active`` phase."""
-        _defaults.namespace(obj)
+        set_defaults(obj)
 
     def prepare_for_update(
         self, rt: ResourceType, new: dict[str, Any], existing: dict[str, Any], subresource: str

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiserver.registry import defaults as _defaults
 from pyctrl._apiserver.registry.rest import Strategy
 
 if TYPE_CHECKING:
@@ -16,9 +15,16 @@ if TYPE_CHECKING:
 __all__ = ["PersistentVolumeClaimStrategy"]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """``SetDefaults_PersistentVolumeClaim``."""
+    obj.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
+
+
 class PersistentVolumeClaimStrategy(Strategy):
     """The rules of PersistentVolumeClaims."""
 
+    initial_status = {"phase": "Pending"}  # noqa: RUF012 - read only, copied on use
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_PersistentVolumeClaim``."""
-        _defaults.pvc(obj)
+        set_defaults(obj)

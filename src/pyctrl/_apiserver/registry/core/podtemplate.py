@@ -16,9 +16,18 @@ if TYPE_CHECKING:
 __all__ = ["PodTemplateStrategy"]
 
 
+def set_defaults(obj: dict[str, Any]) -> None:
+    """Defaults of a PodTemplate's pod spec."""
+    template = obj.get("template")
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        _defaults.pod_spec(template["spec"])
+
+
 class PodTemplateStrategy(Strategy):
     """The rules of PodTemplates."""
 
+    return_deleted_object = True
+
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_PodTemplate``."""
-        _defaults.pod_template(obj)
+        set_defaults(obj)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pyctrl._apiserver.apimachinery.errors import Cause, field_required
+from pyctrl._apimachinery.field import Cause, field_required
 from pyctrl._apiserver.registry.validation import meta as _meta
 from pyctrl._apiserver.registry.validation.core import base64_problem
 from pyctrl._apiserver.registry.validation.meta import (
@@ -58,11 +58,14 @@ Obj = dict[str, Any]
 _KUBE_GROUPS = frozenset({"", "apps", "batch", "coordination.k8s.io"})
 
 
-def validate_object_meta(rt: ResourceType, obj: Obj) -> list[Cause]:
-    """``ValidateObjectMeta`` for a create (or the new object of an update)."""
+def validate_object_meta(rt: ResourceType, obj: Obj, name_rule: str) -> list[Cause]:
+    """``ValidateObjectMeta`` for a create (or the new object of an update).
+
+    ``name_rule``: the names the kind accepts (its strategy's `name_rule`).
+    """
     if not isinstance(obj.get("metadata"), dict):
         return [field_required("metadata", "")]
-    return _meta.object_meta(obj, rt.name_rule, namespaced=rt.namespaced)
+    return _meta.object_meta(obj, name_rule, namespaced=rt.namespaced)
 
 
 def validate_meta_update(new: Obj, old: Obj) -> list[Cause]:
@@ -75,9 +78,9 @@ def kube_group(rt: ResourceType) -> bool:
     return rt.storage_key[0] in _KUBE_GROUPS
 
 
-def default_create(rt: ResourceType, obj: Obj) -> list[Cause]:
+def default_create(rt: ResourceType, obj: Obj, name_rule: str) -> list[Cause]:
     """The ``Validate`` of a type without rules of its own: its object metadata."""
-    return _meta.object_meta(obj, rt.name_rule, namespaced=rt.namespaced, kube=kube_group(rt))
+    return _meta.object_meta(obj, name_rule, namespaced=rt.namespaced, kube=kube_group(rt))
 
 
 def _as_storage(rt: ResourceType, obj: Obj) -> Obj:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from pyctrl._apiserver.admission.plugin.cel import compile_expression
-from pyctrl._apiserver.apimachinery.errors import (
+from pyctrl._apimachinery.field import (
     Cause,
     field_duplicate,
     field_invalid,
     field_not_supported,
     field_required,
 )
+from pyctrl._apiserver.admission.plugin.cel import compile_expression
 
 __all__ = [
     "default_binding",

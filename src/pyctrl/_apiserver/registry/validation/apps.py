@@ -1,22 +1,16 @@
-"""Validation of workloads (apps, batch) and Leases: a subset of kube-apiserver's.
+"""Validation the apps workloads share: a subset of kube-apiserver's.
 
 Deployments, ReplicaSets, StatefulSets and DaemonSets: replicas, a selector that matches the
-template's labels and does not change, containers (pkg/apis/apps/validation); Jobs: the
-template's containers and restart policy (pkg/apis/batch/validation); Leases: a positive
-duration (pkg/apis/coordination/validation). Metadata is checked in full first.
+template's labels and does not change, containers (pkg/apis/apps/validation). Metadata is
+checked in full first. Jobs' and Leases' rules are in their kinds' modules.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pyctrl._apiserver.apimachinery.errors import (
-    Cause,
-    GoStruct,
-    field_invalid,
-    field_not_supported,
-    field_required,
-)
+from pyctrl._apimachinery.field import Cause, field_invalid, field_required
+from pyctrl._apimachinery.gofmt import GoStruct
 from pyctrl._apiserver.apimachinery.fields import SelectorError, selector_from_object
 from pyctrl._apiserver.registry.validation import meta as _meta
 from pyctrl._apiserver.registry.validation.core import containers
@@ -97,31 +91,4 @@ def validate_workload(obj: dict[str, Any], old: dict[str, Any] | None) -> list[C
         causes.append(field_required("spec.template"))
     else:
         causes.extend(containers(template.get("spec") or {}, "spec.template.spec"))
-    return causes
-
-
-def validate_job(obj: dict[str, Any]) -> list[Cause]:
-    """A subset of ``ValidateJob``: metadata, the template's containers and restart policy."""
-    causes = _meta.object_meta(obj, "subdomain", namespaced=True, kube=True)
-    template = (obj.get("spec") or {}).get("template")
-    if not isinstance(template, dict):
-        return [*causes, field_required("spec.template")]
-    tspec = template.get("spec") or {}
-    causes.extend(containers(tspec, "spec.template.spec"))
-    policy = tspec.get("restartPolicy")
-    if policy not in ("OnFailure", "Never"):
-        causes.append(
-            field_not_supported("spec.template.spec.restartPolicy", policy, ["OnFailure", "Never"])
-        )
-    return causes
-
-
-def validate_lease(obj: dict[str, Any]) -> list[Cause]:
-    """``ValidateLease``: metadata and a positive ``leaseDurationSeconds``."""
-    causes = _meta.object_meta(obj, "subdomain", namespaced=True, kube=True)
-    duration = (obj.get("spec") or {}).get("leaseDurationSeconds")
-    if isinstance(duration, int) and duration <= 0:
-        causes.append(
-            field_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")
-        )
     return causes

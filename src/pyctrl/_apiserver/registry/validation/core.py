@@ -1,8 +1,9 @@
-"""Validation of core kinds other than Service and Event: ConfigMap, Secret, Namespace, Pod.
+"""Validation the core kinds share: ConfigMap and Secret data, containers.
 
 From k8s.io/kubernetes/pkg/apis/core/validation/validation.go (``ValidateConfigMap``,
-``ValidateSecret``, ``ValidateNamespace`` and their ``...Update`` forms), in its order. Pod
-validation is a subset: the containers' names and images.
+``ValidateSecret`` and their ``...Update`` forms, which share their data rules), in its
+order, and the containers' names and images a pod spec is checked for (Pods and workload
+templates). Namespace, Pod, Service and Event rules are in their kinds' modules.
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import binascii
 import json
 from typing import Any
 
-from pyctrl._apiextensions.gofmt import go_json_kind
-from pyctrl._apiserver.apimachinery.errors import (
+from pyctrl._apimachinery.field import (
     Cause,
     field_duplicate,
     field_forbidden,
@@ -21,6 +21,7 @@ from pyctrl._apiserver.apimachinery.errors import (
     field_required,
     field_too_long,
 )
+from pyctrl._apimachinery.gofmt import go_json_kind
 from pyctrl._apiserver.registry.meta import ro_meta
 from pyctrl._apiserver.registry.validation import meta as _meta
 
@@ -184,45 +185,6 @@ def _bad_b64_index(value: str) -> int:
     return len(value) - (len(value) % 4)
 
 
-def validate_namespace(obj: dict[str, Any]) -> list[Cause]:
-    """``ValidateNamespace``: metadata (DNS-1123 label names) and ``spec.finalizers``."""
-    causes = _meta.object_meta(obj, "label", namespaced=False, kube=True)
-    for fin in _dict(obj.get("spec")).get("finalizers") or ():
-        causes.extend(_meta.finalizers([fin], "spec.finalizers"))
-        text = str(fin)
-        if "/" not in text and text not in _meta.STANDARD_FINALIZERS:
-            causes.append(
-                field_invalid(
-                    "spec.finalizers",
-                    text,
-                    "name is neither a standard finalizer name nor is it fully qualified",
-                )
-            )
-    return causes
-
-
-def validate_namespace_status_update(obj: dict[str, Any], old: dict[str, Any]) -> list[Cause]:
-    """``ValidateNamespaceStatusUpdate``: the phase follows ``deletionTimestamp``."""
-    causes = _meta.meta_update(obj, old, kube=True)
-    phase = _dict(obj.get("status")).get("phase") or ""
-    if not ro_meta(obj).get("deletionTimestamp"):
-        if phase != "Active":
-            causes.append(
-                field_invalid(
-                    "status.Phase", phase, "may only be 'Active' if `deletionTimestamp` is empty"
-                )
-            )
-    elif phase != "Terminating":
-        causes.append(
-            field_invalid(
-                "status.Phase",
-                phase,
-                "may only be 'Terminating' if `deletionTimestamp` is not empty",
-            )
-        )
-    return causes
-
-
 def containers(spec: dict[str, Any], path: str) -> list[Cause]:
     """Each container: a unique DNS-1123 label name and an image (part of ValidatePodSpec)."""
     items = spec.get("containers")
@@ -247,12 +209,3 @@ def containers(spec: dict[str, Any], path: str) -> list[Cause]:
         if not container.get("image"):
             causes.append(field_required(f"{cpath}.image"))
     return causes
-
-
-def validate_pod(obj: dict[str, Any]) -> list[Cause]:
-    """A subset of ``ValidatePodCreate``: metadata and the containers."""
-    causes = _meta.object_meta(obj, "subdomain", namespaced=True, kube=True)
-    spec = obj.get("spec")
-    if not isinstance(spec, dict):
-        return [*causes, field_required("spec")]
-    return causes + containers(spec, "spec")

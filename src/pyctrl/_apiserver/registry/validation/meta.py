@@ -13,14 +13,14 @@ import re
 from typing import Any
 
 from pyctrl._apiextensions.names import is_label_value, is_qualified_name
-from pyctrl._apiserver.apimachinery.errors import (
+from pyctrl._apimachinery.field import (
     Cause,
-    GoStruct,
     field_forbidden,
     field_invalid,
     field_required,
     field_too_long,
 )
+from pyctrl._apimachinery.gofmt import GoStruct
 from pyctrl._apiserver.registry.meta import ro_meta
 
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")

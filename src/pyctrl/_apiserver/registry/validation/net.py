@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from pyctrl._apiserver.apimachinery.errors import Cause, field_invalid
+from pyctrl._apimachinery.field import Cause, field_invalid
 
 _V4 = re.compile(r"^(\d+)\.(\d+)\.(\d+)\.(\d+)\Z")
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pyctrl._apiserver.apimachinery.errors import Cause, forbidden, not_found
-from pyctrl._apiserver.apimachinery.meta import ro_meta
+from pyctrl._apimachinery.field import Cause
+from pyctrl._apimachinery.meta import ro_meta
+from pyctrl._apiserver.apimachinery.errors import forbidden, not_found
 from pyctrl._apiserver.storage.keys import NAMESPACES
 
 if TYPE_CHECKING:

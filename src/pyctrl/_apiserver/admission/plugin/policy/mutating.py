@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apiextensions.cel import CelEvalError
+from pyctrl._apimachinery.field import Cause
+from pyctrl._apimachinery.merge_keys import Node, builtin_root, schema_root
 from pyctrl._apiserver.admission.plugin.cel import (
     Activation,
     Compiled,
@@ -45,8 +47,7 @@ from pyctrl._apiserver.admission.plugin.policy.generic import (
     common_fields,
     invocations,
 )
-from pyctrl._apiserver.apimachinery.errors import Cause, StatusError
-from pyctrl._apiserver.fieldmanager.merge_keys import Node, builtin_root, schema_root
+from pyctrl._apiserver.apimachinery.errors import StatusError
 from pyctrl._apiserver.fieldmanager.patch import PatchError, json_patch
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def _root_node(rt: ResourceType) -> Node:
     return schema_root(rt.schema) if rt.crd_name and rt.schema else builtin_root(rt.group, rt.kind)
 
 
-def _apply_mutation(
+def apply_mutation(
     mutation: Mutation, env: dict[str, Any], obj: dict[str, Any], rt: ResourceType
 ) -> dict[str, Any]:
     compiled = mutation.compiled
@@ -244,7 +245,7 @@ class _Run:
         for mutation in policy.mutations:
             activation.obj = obj
             try:
-                obj = _apply_mutation(
+                obj = apply_mutation(
                     mutation, activation.env(param, policy.variables), obj, matched
                 )
             except MutationError as exc:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from pyctrl._apiextensions.cel import CelEvalError
+from pyctrl._apimachinery.field import Cause
 from pyctrl._apiserver.admission.plugin.cel import (
     Compiled,
     compile_expression,
@@ -36,7 +37,7 @@ from pyctrl._apiserver.admission.plugin.cel import (
     evaluation_error,
 )
 from pyctrl._apiserver.admission.plugin.policy.generic import Binding, PolicyBase, common_fields
-from pyctrl._apiserver.apimachinery.errors import Cause, StatusError, qualified
+from pyctrl._apiserver.apimachinery.errors import StatusError, qualified
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.admission.interfaces import AdmissionRequest

@@ -17,11 +17,9 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
-from pyctrl._apiextensions.gofmt import go_quote as _quote
-from pyctrl._apiserver.apimachinery.errors import (
-    Cause,
-    StatusError,
-)
+from pyctrl._apimachinery.field import Cause
+from pyctrl._apimachinery.gofmt import go_quote as _quote
+from pyctrl._apiserver.apimachinery.errors import StatusError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

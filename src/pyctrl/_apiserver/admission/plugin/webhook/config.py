@@ -10,7 +10,7 @@ import binascii
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pyctrl._apiextensions.gofmt import go_quote as _quote
+from pyctrl._apimachinery.gofmt import go_quote as _quote
 from pyctrl._apiserver.admission.plugin.cel import MatchCondition, compile_match_conditions
 from pyctrl._apiserver.admission.plugin.webhook.client import DEFAULT_TIMEOUT_SECONDS
 from pyctrl._apiserver.apimachinery.errors import StatusError, not_found

@@ -15,7 +15,7 @@ import jsonpatch
 import jsonpointer
 import orjson
 
-from pyctrl._apiextensions.gofmt import go_quote as _quote
+from pyctrl._apimachinery.gofmt import go_quote as _quote
 from pyctrl._apiserver.admission.plugin.cel import (
     Activation,
     evaluate_match_conditions,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final
 
@@ -51,6 +50,23 @@ def go_quote(s: str) -> str:
             out.append(f"\\U{ord(ch):08x}")
     out.append('"')
     return "".join(out)
+
+
+def quote_char(c: int) -> str:  # noqa: PLR0911 - Go's quoteChar, one return per character class
+    """Go's ``quoteChar``: one byte in single quotes, escaped as ``strconv.Quote`` does."""
+    if c == 0x27:
+        return "'\\''"
+    if c == 0x22:
+        return "'\"'"
+    if c == 0x5C:
+        return "'\\\\'"
+    if chr(c) in _GO_ESCAPES:
+        return "'" + _GO_ESCAPES[chr(c)] + "'"
+    if c < 0x20 or c == 0x7F:
+        return f"'\\x{c:02x}'"
+    if 0x80 <= c <= 0xA0 or c == 0xAD:
+        return f"'\\u{c:04x}'"
+    return "'" + chr(c) + "'"
 
 
 def go_float(f: float) -> str:  # noqa: PLR0911 - Go's strconv float formatting, one case per magnitude
@@ -128,6 +144,8 @@ def go_sharp(value: Any) -> str:  # noqa: PLR0911 - Go's %#v, one return per JSO
         return str(value)
     if isinstance(value, float):
         return go_float(value)
+    if isinstance(value, GoLiteral):
+        return str(value)
     if isinstance(value, str):
         return go_quote(value)
     if isinstance(value, dict):
@@ -135,28 +153,34 @@ def go_sharp(value: Any) -> str:  # noqa: PLR0911 - Go's %#v, one return per JSO
         return "map[string]interface {}{" + inner + "}"
     if isinstance(value, list | tuple):
         return "[]interface {}{" + ", ".join(go_sharp(v) for v in value) + "}"
-    if isinstance(value, _GoRaw):
-        return value.text
     return repr(value)
 
 
-@dataclass(frozen=True, slots=True)
-class _GoRaw:
-    """A value already rendered in Go syntax (e.g. a struct dump)."""
+class GoLiteral(str):
+    """A value already printed as Go prints it (e.g. ``0x0``, a struct dump): shown as is."""
 
-    text: str
+    __slots__ = ()
+
+
+class GoStruct(dict[str, Any]):
+    """A Go struct's JSON: fields in struct order, where a plain dict (a map) is sorted."""
+
+    __slots__ = ()
 
 
 class _Omit:
     """Go's ``omitValue``: the error body carries no value."""
 
 
-_OMIT: Final = _Omit()
+OMIT: Final = _Omit()
 
 
-def _go_value(value: Any) -> str:  # noqa: PLR0911 - Go's %v of a value, one return per JSON kind
+def go_value(value: Any) -> str:  # noqa: PLR0911 - Go's %v of a value, one return per JSON kind
+    """A value as ``field.Error`` prints it: simple types with %v, strings %q, else JSON."""
     # field.Error.ErrorBody (apimachinery 0.36): simple types with %v, strings with %q,
     # everything else (nil, maps, slices) as json.Marshal writes it.
+    if isinstance(value, GoLiteral):
+        return str(value)
     if value is None:
         return "null"
     if value is True:
@@ -169,12 +193,11 @@ def _go_value(value: Any) -> str:  # noqa: PLR0911 - Go's %v of a value, one ret
         return go_float(value)
     if isinstance(value, str):
         return go_quote(value)
-    if isinstance(value, _GoRaw):
-        return value.text
-    return _json_compact(value)
+    return go_json(value)
 
 
-def _json_compact(value: Any) -> str:  # noqa: PLR0911 - encoding/json's compact form, one return per JSON kind
+def go_json(value: Any) -> str:  # noqa: PLR0911 - encoding/json's compact form, one return per JSON kind
+    """``json.Marshal`` of a decoded value: maps sorted, `GoStruct` in order, HTML escaped."""
     if value is None:
         return "null"
     if value is True or value is False:
@@ -184,19 +207,17 @@ def _json_compact(value: Any) -> str:  # noqa: PLR0911 - encoding/json's compact
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return _json_string(value)
+        return json_string(value)
     if isinstance(value, dict):
-        return (
-            "{"
-            + ",".join(f"{_json_string(k)}:{_json_compact(value[k])}" for k in sorted(value))
-            + "}"
-        )
-    if isinstance(value, list):
-        return "[" + ",".join(_json_compact(v) for v in value) + "]"
+        items = value.items() if isinstance(value, GoStruct) else sorted(value.items())
+        return "{" + ",".join(f"{json_string(str(k))}:{go_json(v)}" for k, v in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(go_json(v) for v in value) + "]"
     return str(value)
 
 
-def _json_string(s: str) -> str:
+def json_string(s: str) -> str:
+    """A string as ``encoding/json`` writes it (HTML characters escaped)."""
     out = ['"']
     for ch in s:
         if ch == '"':
@@ -244,6 +265,23 @@ def go_type(value: Any) -> str:  # noqa: PLR0911 - Go's %T, one return per JSON 
     if isinstance(value, dict):
         return "map[string]interface {}"
     return "[]interface {}"
+
+
+def go_kind(value: Any) -> str:  # noqa: PLR0911 - Go reflect kind names, one return per JSON kind
+    """Go's ``reflect.Kind`` name of a decoded JSON value (``map``, ``slice``, ``int64``...)."""
+    if isinstance(value, dict):
+        return "map"
+    if isinstance(value, list):
+        return "slice"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    return "invalid"
 
 
 def go_json_kind(value: Any) -> str:

@@ -35,8 +35,6 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from pyctrl.meta import BUILTIN_GROUPS
-
 __all__ = [
     "BUILTIN_ANY",
     "BUILTIN_GROUPS",
@@ -48,8 +46,38 @@ __all__ = [
     "empty_object",
     "is_builtin_group",
     "schema_root",
-    "status_reset_by_default",
 ]
+
+BUILTIN_GROUPS = frozenset(
+    {
+        "",
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "apiregistration.k8s.io",
+        "apps",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "autoscaling",
+        "batch",
+        "certificates.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "events.k8s.io",
+        "extensions",
+        "flowcontrol.apiserver.k8s.io",
+        "internal.apiserver.k8s.io",
+        "networking.k8s.io",
+        "node.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "resource.k8s.io",
+        "scheduling.k8s.io",
+        "storage.k8s.io",
+        "storagemigration.k8s.io",
+    }
+)
+"""API groups served by kube-apiserver itself; every other group is custom (a CRD or an
+aggregated API), which strategic merge patch does not support."""
 
 STRUCT: Final = "struct"
 MAP: Final = "map"
@@ -418,8 +446,6 @@ _ROOTS: dict[tuple[str, str], Node] = {
 }
 _GENERIC_ROOT = _root()
 
-"""API groups kube-apiserver serves itself; every other group is a CRD or aggregated API."""
-
 
 def is_builtin_group(group: str) -> bool:
     """Whether ``group`` is served by kube-apiserver itself (so has Go types)."""
@@ -429,46 +455,6 @@ def is_builtin_group(group: str) -> bool:
 def builtin_root(group: str, kind: str) -> Node:
     """The type of a built-in kind (a generic struct with ObjectMeta if not tabled)."""
     return _ROOTS.get((group, kind), _GENERIC_ROOT)
-
-
-# Kinds whose main endpoint ignores status (it has a status subresource): kube-apiserver's
-# strategies list "status" in GetResetFields for them.
-_STATUS_SUBRESOURCE_KINDS = frozenset(
-    {
-        ("", "Pod"),
-        ("", "ReplicationController"),
-        ("", "Service"),
-        ("", "Namespace"),
-        ("", "Node"),
-        ("", "PersistentVolumeClaim"),
-        ("", "PersistentVolume"),
-        ("", "ResourceQuota"),
-        ("apps", "Deployment"),
-        ("apps", "ReplicaSet"),
-        ("apps", "DaemonSet"),
-        ("apps", "StatefulSet"),
-        ("batch", "Job"),
-        ("batch", "CronJob"),
-        ("policy", "PodDisruptionBudget"),
-        ("autoscaling", "HorizontalPodAutoscaler"),
-        ("networking.k8s.io", "Ingress"),
-        ("apiextensions.k8s.io", "CustomResourceDefinition"),
-        ("certificates.k8s.io", "CertificateSigningRequest"),
-    }
-)
-
-
-def status_reset_by_default(group: str, kind: str, schema: dict[str, Any] | None) -> bool:
-    """Whether writes to the main endpoint leave ``status`` alone by default.
-
-    Built-in kinds: those kube-apiserver serves with a status subresource. Custom
-    resources: assumed when the schema declares a ``status`` property (kubebuilder
-    enables the subresource alongside); callers that know better pass reset fields.
-    """
-    if schema is None:
-        return (group, kind) in _STATUS_SUBRESOURCE_KINDS
-    props = schema.get("properties")
-    return isinstance(props, dict) and "status" in props
 
 
 # --- empty objects --------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The autoscaling group's kinds (kube-apiserver's pkg/registry/autoscaling)."""

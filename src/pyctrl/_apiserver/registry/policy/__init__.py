@@ -1,0 +1,1 @@
+"""The policy group's kinds (kube-apiserver's pkg/registry/policy)."""
