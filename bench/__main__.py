@@ -16,6 +16,7 @@ BENCHMARKS = [
     "workqueue",
     "fairness",
     "apiserver",
+    "apiserver_against",
     "cache",
     "controllers",
     "provenance",

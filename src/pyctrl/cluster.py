@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Mapping, Sequence
     from datetime import timedelta
 
-    from pyctrl.handler import Queue
+    from pyctrl.handler import RateLimitingQueue
     from pyctrl.reconcile import Request
 
 __all__ = [
@@ -240,7 +240,7 @@ class _ClusterQueue:
 
     __slots__ = ("_cluster", "_queue", "records_triggers")
 
-    def __init__(self, queue: Queue, cluster: str) -> None:
+    def __init__(self, queue: RateLimitingQueue, cluster: str) -> None:
         self._queue, self._cluster = queue, cluster
         self.records_triggers: bool = getattr(queue, "records_triggers", False)
 
@@ -270,22 +270,19 @@ class _ClusterQueue:
         priority: int = 0,
         trigger: Trigger | None = None,
     ) -> None:
-        self._queue.add_after(  # type: ignore[attr-defined]
+        self._queue.add_after(
             item.in_cluster(self._cluster), delay, priority=priority, trigger=self._trigger(trigger)
         )
 
     def add_rate_limited(
         self, item: Request, *, priority: int = 0, trigger: Trigger | None = None
     ) -> None:
-        self._queue.add_rate_limited(  # type: ignore[attr-defined]
+        self._queue.add_rate_limited(
             item.in_cluster(self._cluster), priority=priority, trigger=self._trigger(trigger)
         )
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._queue, name)
 
-
-def cluster_queue(queue: Queue, cluster: str) -> Queue:
+def cluster_queue(queue: RateLimitingQueue, cluster: str) -> RateLimitingQueue:
     """``queue`` as seen from ``cluster``: each request added gets that ``cluster``."""
     return _ClusterQueue(queue, cluster)
 

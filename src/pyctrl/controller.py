@@ -50,6 +50,7 @@ import contextvars
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from prometheus_client import Counter
@@ -127,7 +128,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from pyctrl._fence import LeaseFence
-    from pyctrl.handler import Queue
+    from pyctrl.handler import RateLimitingQueue
 
 _log = get_logger("pyctrl.controller")
 _EXPECTED_ERRORS = (PyctrlError, OSError, TimeoutError)
@@ -298,7 +299,7 @@ class Controller:
                 record_triggers=self.options.record_triggers,
                 fairness_key=self.options.fairness_key,
             )
-        self.intake: Queue = (
+        self.intake: RateLimitingQueue = (
             _Debounced(self.queue, self.options.debounce) if self.options.debounce else self.queue
         )
         """What the sources add to: the queue, or its debouncing front (`Options.debounce`)."""
@@ -643,9 +644,23 @@ class _Debounced:
         """Queue ``item`` once the debounce time has passed (earlier if already due)."""
         self._queue.add_after(item, self._seconds, priority=priority, trigger=trigger)
 
-    def __getattr__(self, name: str) -> Any:
-        # Sources written for the richer queue (add_after...) still reach it.
-        return getattr(self._queue, name)
+    def add_after(
+        self,
+        item: Request,
+        delay: float | timedelta,
+        *,
+        priority: int = 0,
+        trigger: Trigger | None = None,
+    ) -> None:
+        """Queue ``item`` after ``delay``, and no sooner than the debounce time."""
+        seconds = delay.total_seconds() if isinstance(delay, timedelta) else delay
+        self._queue.add_after(item, max(seconds, self._seconds), priority=priority, trigger=trigger)
+
+    def add_rate_limited(
+        self, item: Request, *, priority: int = 0, trigger: Trigger | None = None
+    ) -> None:
+        """Queue ``item`` after the rate limiter's delay (a retry is not debounced)."""
+        self._queue.add_rate_limited(item, priority=priority, trigger=trigger)
 
 
 def _describe(exc: Exception) -> str:

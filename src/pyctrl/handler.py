@@ -42,6 +42,8 @@ from pyctrl.scheme import default_scheme
 from pyctrl.workqueue import LOW_PRIORITY
 
 if TYPE_CHECKING:
+    from datetime import timedelta
+
     from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
     from pyctrl.workqueue import Trigger
 
@@ -55,6 +57,7 @@ __all__ = [
     "Funcs",
     "MapFunc",
     "Queue",
+    "RateLimitingQueue",
 ]
 
 
@@ -84,6 +87,32 @@ class Queue(Protocol):
         ``trigger`` says why (kept if the queue records triggers); None: the trigger of
         the event being handled, if any (`pyctrl.workqueue.event_trigger`).
         """
+        ...
+
+
+class RateLimitingQueue(Queue, Protocol):
+    """A `Queue` that also adds after a delay: what a controller hands its sources.
+
+    controller-runtime's ``TypedRateLimitingInterface``: a controller's queue (or its
+    debouncing front, or one cluster's view of it) is one, so a source may delay a
+    request as a reconcile's requeue does.
+    """
+
+    def add_after(
+        self,
+        item: Request,
+        delay: float | timedelta,
+        *,
+        priority: int = 0,
+        trigger: Trigger | None = None,
+    ) -> None:
+        """Queue ``item`` once ``delay`` (seconds) has passed; as `add` otherwise."""
+        ...
+
+    def add_rate_limited(
+        self, item: Request, *, priority: int = 0, trigger: Trigger | None = None
+    ) -> None:
+        """Queue ``item`` after the delay the queue's rate limiter gives it."""
         ...
 
 

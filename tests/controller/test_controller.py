@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -12,6 +13,7 @@ from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
 from pyctrl import metrics
+from pyctrl.clock import FakeClock
 from pyctrl.controller import Controller, Options
 from pyctrl.errors import CacheSyncTimeoutError, NotFoundError, TerminalError
 from pyctrl.reconcile import Request, Result
@@ -315,3 +317,26 @@ def test_options_are_validated() -> None:
     """Zero workers is refused."""
     with pytest.raises(ValueError, match="at least 1"):
         Options(max_concurrent_reconciles=0)
+
+
+def test_a_debounced_intake_delays_every_add_by_at_least_the_debounce_time() -> None:
+    """``Options.debounce``: add, add_after and add_rate_limited all reach the queue."""
+    clock = FakeClock()
+    controller = Controller(
+        "debounced-intake", Recorder(), options=Options(debounce=5), clock=clock
+    )
+    intake, queue = controller.intake, controller.queue
+    intake.add(Request("ns", "now"))
+    intake.add_after(Request("ns", "soon"), 1)  # debounced: no sooner than 5 s
+    intake.add_after(Request("ns", "late"), timedelta(seconds=8))
+    intake.add_rate_limited(Request("ns", "retry"))  # the rate limiter's delay only
+    assert queue.statistics().delayed == 4
+    clock.advance(4.9)
+    assert [queue.get_nowait() for _ in range(len(queue))] == [Request("ns", "retry")]
+    clock.advance(0.1)
+    assert {queue.get_nowait() for _ in range(len(queue))} == {
+        Request("ns", "now"),
+        Request("ns", "soon"),
+    }
+    clock.advance(3)
+    assert [queue.get_nowait() for _ in range(len(queue))] == [Request("ns", "late")]

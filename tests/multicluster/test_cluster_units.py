@@ -48,8 +48,8 @@ async def test_cluster_queue_adds_the_cluster_to_requests_and_triggers() -> None
     await dispatch(
         CreateEvent(obj), EnqueueRequestForObject(), (), view, source="ConfigMap", kind="ConfigMap"
     )
-    view.add_after(Request("ns", "later"), 0)  # type: ignore[attr-defined]
-    view.add_rate_limited(Request("ns", "retry"))  # type: ignore[attr-defined]
+    view.add_after(Request("ns", "later"), 0)
+    view.add_rate_limited(Request("ns", "retry"))
     request = queue.get_nowait()
     assert request == Request("ns", "web", "east")
     (trigger,) = queue.triggers(request).first

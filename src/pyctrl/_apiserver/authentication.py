@@ -23,55 +23,19 @@ from __future__ import annotations
 import datetime
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pyctrl._apimachinery.field import field_invalid
 from pyctrl._apiserver.apimachinery.errors import bad_request, invalid
+from pyctrl._apiserver.user import AUTHENTICATED, MASTERS, User
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-__all__ = [
-    "AUTHENTICATED",
-    "MASTERS",
-    "Authenticator",
-    "User",
-    "token_request",
-    "token_review",
-]
+__all__ = ["Authenticator", "token_request", "token_review"]
 
-MASTERS = "system:masters"
-"""kube-apiserver's privileged group: every request of its members is allowed."""
-AUTHENTICATED = "system:authenticated"
-"""The group every authenticated user is in."""
 DEFAULT_AUDIENCE = "https://kubernetes.default.svc.cluster.local"
-
-
-@dataclass(frozen=True)
-class User:
-    """An authenticated user, as ``user.Info``."""
-
-    name: str
-    groups: tuple[str, ...] = ()
-    uid: str = ""
-    extra: dict[str, list[str]] = field(default_factory=dict, compare=False, hash=False)
-
-    @property
-    def privileged(self) -> bool:
-        """In ``system:masters``: the authorizer allows everything."""
-        return MASTERS in self.groups
-
-    def to_dict(self) -> dict[str, Any]:
-        """``authentication.k8s.io/v1`` UserInfo."""
-        out: dict[str, Any] = {"username": self.name}
-        if self.uid:
-            out["uid"] = self.uid
-        if self.groups:
-            out["groups"] = list(self.groups)
-        if self.extra:
-            out["extra"] = {k: list(v) for k, v in self.extra.items()}
-        return out
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pyctrl._apiextensions.cel.authz import Decision, PathCheck, ResourceCheck
 from pyctrl._apimachinery.field import field_invalid
 from pyctrl._apiserver.apimachinery.errors import StatusError, invalid
-from pyctrl._apiserver.authentication import User
+from pyctrl._apiserver.user import AUTHENTICATED, User
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -311,8 +311,6 @@ def subject_access_review(
         StatusError: 422 when the spec does not say exactly one of resource and
             non-resource attributes, or (SubjectAccessReview) names no user nor group.
     """
-    from pyctrl._apiserver.authentication import User
-
     kind = "SelfSubjectAccessReview" if caller is not None else "SubjectAccessReview"
     spec = body.get("spec")
     if not isinstance(spec, dict):
@@ -433,15 +431,15 @@ def request_attributes(method: str, path: str, watch: bool, user: User) -> Attri
 def cel_authorize(authz: Authorizer) -> Callable[[Any, str, ResourceCheck | PathCheck], Decision]:
     """The CEL ``authorizer`` library's answers, from ``authz`` (admission policies).
 
-    The user is the request's `UserInfo` or a service account's name
+    The user is the request's `User` or a service account's name
     (``authorizer.serviceAccount(ns, name)``).
     """
 
     def authorize(user: Any, verb: str, check: ResourceCheck | PathCheck) -> Decision:
-        if isinstance(user, str):
-            who = User(user, ("system:serviceaccounts", "system:authenticated"))
+        if isinstance(user, User):
+            who = user
         else:
-            who = User(str(user.username), tuple(user.groups), str(user.uid))
+            who = User(str(user), ("system:serviceaccounts", AUTHENTICATED))
         if isinstance(check, PathCheck):
             attrs = Attributes(who, verb, resource_request=False, path=check.path)
         else:

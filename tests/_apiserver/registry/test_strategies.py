@@ -34,6 +34,36 @@ def test_a_kinds_printer_fills_one_cell_per_column(key: tuple[str, str]) -> None
     assert "x" in cells
 
 
+# CRDs are validated as custom objects are (`registry.rest.validate`), not by these rules.
+CREATED = sorted(
+    (rt.group, rt.version, rt.plural)
+    for rt in builtin_types()
+    if "create" in rt.verbs and rt.group != "apiextensions.k8s.io"
+)
+
+
+@pytest.mark.parametrize("gvr", CREATED, ids=["/".join(k) for k in CREATED])
+def test_every_kinds_create_rules_check_the_object_metadata(gvr: tuple[str, str, str]) -> None:
+    """A create's metadata is checked, by the kind's rules where they say they do.
+
+    The server skips kube-apiserver's common metadata checks after the kind's when these
+    include ObjectMeta's (``create_checks_metadata``), which this holds them to.
+    """
+    rt = _served(*gvr)
+    strategy = Strategies(Store()).for_type(rt)
+    meta = {"name": "a/b", "labels": {"not a key!": "v"}}
+    if rt.namespaced:
+        meta["namespace"] = "default"
+    obj = {"apiVersion": rt.api_version, "kind": rt.kind, "metadata": meta}
+    # What the server reports (the common checks run after the kind's where needed)...
+    fields = {cause.field for cause in strategy.validate(rt, obj, None)}
+    assert {"metadata.name", "metadata.labels"} <= fields, fields
+    if strategy.create_checks_metadata:
+        # ...the kind's own rules find already, where it says they do.
+        fields = {cause.field for cause in strategy.validate_create(rt, obj)}
+        assert {"metadata.name", "metadata.labels"} <= fields, fields
+
+
 def test_both_event_apis_share_the_core_event_strategy() -> None:
     """events.k8s.io Events are stored as core Events, so one strategy rules both."""
     core = _served("", "v1", "events")

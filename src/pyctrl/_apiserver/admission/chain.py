@@ -14,12 +14,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pyctrl._apimachinery.meta import meta_of
-from pyctrl._apiserver.admission.interfaces import REQUEST_USER, AdmissionRequest, UserInfo
+from pyctrl._apiserver.admission.interfaces import AdmissionRequest
 from pyctrl._ids import fast_uuid4
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.admission.interfaces import AdmissionHook
     from pyctrl._apiserver.scheme.resources import ResourceType
+    from pyctrl._apiserver.user import User
 
 __all__ = ["Admission", "AdmissionOptions", "AfterMutation"]
 
@@ -36,8 +37,12 @@ class AdmissionOptions(Protocol):
         """The request's options as a dict."""
 
     @property
-    def warnings(self) -> list[str] | None:
+    def warnings(self) -> list[str]:
         """Where admission adds warnings."""
+
+    @property
+    def user(self) -> User:
+        """Who sent the request."""
 
 
 class AfterMutation(Protocol):
@@ -56,8 +61,8 @@ class Admission:
         self.hooks = hooks
         """The hooks, in order (the server's list: hooks added later run too)."""
 
+    @staticmethod
     def request(
-        self,
         rt: ResourceType,
         operation: str,
         *,
@@ -66,11 +71,9 @@ class Admission:
         obj: dict[str, Any] | None,
         old: dict[str, Any] | None,
         subresource: str,
-        dry_run: bool,
-        options: dict[str, Any],
-        warnings: list[str] | None = None,
+        opts: AdmissionOptions,
     ) -> AdmissionRequest:
-        """The ``AdmissionRequest`` of one operation, by the request's user."""
+        """The ``AdmissionRequest`` one hook sees of an operation (each its own uid)."""
         return AdmissionRequest(
             uid=fast_uuid4(),
             operation=operation,
@@ -80,10 +83,10 @@ class Admission:
             name=name,
             obj=obj,
             old=old,
-            dry_run=dry_run,
-            options=options,
-            user=REQUEST_USER.get() or UserInfo(),
-            warnings=warnings if warnings is not None else [],
+            dry_run=opts.dry_run,
+            options=opts.raw,
+            user=opts.user,
+            warnings=opts.warnings,
         )
 
     async def mutate(
@@ -98,16 +101,17 @@ class Admission:
         opts: AdmissionOptions,
         strategy: AfterMutation | None = None,
     ) -> dict[str, Any]:
-        """Run the mutating hooks; the object they leave.
+        """Run the mutating hooks that handle ``rt``; the object they leave.
 
         With hooks, ``strategy`` decodes their result again
         (`Strategy.after_mutating_admission`).
         """
-        if not self.hooks:
+        hooks = [hook for hook in self.hooks if hook.handles(rt, mutating=True)]
+        if not hooks:
             return obj
         name = meta_of(obj).get("name") or ""
         mutated_any = False
-        for hook in self.hooks:
+        for hook in hooks:
             request = self.request(
                 rt,
                 operation,
@@ -116,9 +120,7 @@ class Admission:
                 obj=obj,
                 old=old,
                 subresource=subresource,
-                dry_run=opts.dry_run,
-                options=opts.raw,
-                warnings=opts.warnings,
+                opts=opts,
             )
             mutated = await hook.mutate(request)
             if mutated is not None:
@@ -138,12 +140,12 @@ class Admission:
         namespace: str,
         name: str,
         subresource: str,
-        dry_run: bool,
-        options: dict[str, Any],
-        warnings: list[str] | None = None,
+        opts: AdmissionOptions,
     ) -> None:
-        """Run the validating hooks; the first refusal raises."""
+        """Run the validating hooks that handle ``rt``; the first refusal raises."""
         for hook in self.hooks:
+            if not hook.handles(rt, mutating=False):
+                continue
             request = self.request(
                 rt,
                 operation,
@@ -152,8 +154,6 @@ class Admission:
                 obj=obj,
                 old=old,
                 subresource=subresource,
-                dry_run=dry_run,
-                options=options,
-                warnings=warnings,
+                opts=opts,
             )
             await hook.validate(request)

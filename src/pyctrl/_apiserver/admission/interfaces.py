@@ -15,28 +15,14 @@ write path.
 
 from __future__ import annotations
 
-import contextvars
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from pyctrl._apiserver.user import ADMIN, User
 
 if TYPE_CHECKING:
     from pyctrl._apiserver.scheme.resources import Registry, ResourceType
     from pyctrl._apiserver.storage.store import Store
-
-
-@dataclass
-class UserInfo:
-    """Who sent the request (the embedded server authenticates bearer tokens only)."""
-
-    username: str = "admin"
-    uid: str = ""
-    groups: list[str] = field(default_factory=lambda: ["system:masters", "system:authenticated"])
-
-
-REQUEST_USER: contextvars.ContextVar[UserInfo | None] = contextvars.ContextVar(
-    "pyctrl_envtest_request_user", default=None
-)
-"""Who sent the HTTP request being served (set by the server for each request's task)."""
 
 
 @dataclass
@@ -57,13 +43,21 @@ class AdmissionRequest:
     dry_run: bool
     options: dict[str, Any]
     """``CreateOptions`` / ``UpdateOptions`` / ``DeleteOptions`` / ``PatchOptions`` as a dict."""
-    user: UserInfo = field(default_factory=UserInfo)
+    user: User = ADMIN
+    """Who sent the request (the request context's user)."""
     warnings: list[str] = field(default_factory=list)
     """Where hooks add warnings; the server sends them as ``Warning`` response headers."""
 
 
 class AdmissionHook(Protocol):
     """One admission step (e.g. the webhook dispatcher). Raise ``StatusError`` to deny."""
+
+    def handles(self, rt: ResourceType, *, mutating: bool) -> bool:
+        """Whether a write of ``rt`` goes through the hook's mutating (or validating) step.
+
+        False skips the step without building its request (e.g. no configuration is
+        stored); True calls it, and it may still find nothing to do.
+        """
 
     async def mutate(self, request: AdmissionRequest) -> dict[str, Any] | None:
         """Return the mutated object (or None to keep ``request.obj``)."""

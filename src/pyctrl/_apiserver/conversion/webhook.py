@@ -7,7 +7,6 @@ original metadata kept except labels and annotations.
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -25,6 +24,7 @@ from pyctrl._apiserver.apimachinery.fields import (
     qualified_name_problem,
 )
 from pyctrl._apiserver.storage.keys import CRDS
+from pyctrl._ids import secure_uuid4
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -203,7 +203,7 @@ class WebhookConverter:
             target = self.client.target(webhook.get("clientConfig"), CONVERSION_TIMEOUT_SECONDS)
         except ValueError as exc:
             raise _conversion_failure(f"{subject} failed: {exc}") from None
-        uid = str(uuid.uuid4())
+        uid = secure_uuid4()
         review = _conversion_review(uid, version, desired_api_version, [o for _, o in pending])
         try:
             answer = await self.client.post(target, review, CONVERSION_TIMEOUT_SECONDS)

@@ -1,9 +1,10 @@
 """Request filters: k8s.io/apiserver's ``endpoints/filters`` and ``server/filters``.
 
 kube-apiserver wraps its handlers in a chain of filters. The embedded server keeps those
-that change answers: `authentication` (bearer tokens; 401 without a valid one, the
-health and version paths open as for ``system:anonymous``) with authorization by RBAC
-(403), as an aiohttp middleware; `recovered`, which turns a handler's `StatusError` into
+that change answers, in `handler_chain` (one aiohttp middleware): authentication
+(bearer tokens; 401 without a valid one, the health and version paths open as for
+``system:anonymous``), authorization by RBAC (403) and the faults of the requests no
+resource route serves; `recovered`, which turns a handler's `StatusError` into
 its ``Status`` answer and any other exception into 500 ``InternalError`` (as
 ``WithPanicRecovery``) and puts a deprecated version's warning first (as the CRD
 handler's warning recorder); and `inject_faults`, the latency and failures that
@@ -18,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from pyctrl._apiserver.admission.interfaces import REQUEST_USER, UserInfo
 from pyctrl._apiserver.apimachinery.errors import StatusError, unauthorized
 from pyctrl._apiserver.authorization import forbidden_error, request_attributes
 from pyctrl._apiserver.endpoints.request import DEPRECATION, USER, truthy
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "API_ROUTE",
     "PUBLIC_PATHS",
-    "authentication",
+    "handler_chain",
     "inject_faults",
     "non_resource_faults",
     "recovered",
@@ -60,11 +60,13 @@ def _public(path: str) -> bool:
     return path in PUBLIC_PATHS or path.startswith(("/healthz/", "/livez/", "/readyz/"))
 
 
-def authentication(authn: Authenticator, authz: Authorizer) -> Middleware:
-    """The middleware authenticating each request's bearer token and authorizing it by RBAC.
+def handler_chain(authn: Authenticator, authz: Authorizer, faults: Faults) -> Middleware:
+    """The filters every request meets before its route's handler, as one middleware.
 
-    The user is left on the request (`pyctrl._apiserver.endpoints.request.USER`) and in the
-    admission context (`REQUEST_USER`); ``system:masters`` skips authorization.
+    Authentication of the bearer token (401 without a valid one; the user is left on the
+    request as `pyctrl._apiserver.endpoints.request.USER`, where the handlers' request
+    context reads it) and authorization by RBAC (403; ``system:masters`` skips it); then,
+    for the requests no resource route serves, the faults `non_resource_faults` names.
     """
 
     @web.middleware
@@ -75,13 +77,16 @@ def authentication(authn: Authenticator, authz: Authorizer) -> Middleware:
             if user is None:
                 return status_response(unauthorized())
             request[USER] = user
-            # Each request runs in its own task: admission reads who sent it from here.
-            REQUEST_USER.set(UserInfo(user.name, user.uid, list(user.groups)))
             if not user.privileged:
                 watch = truthy(request.query.get("watch"))
                 attrs = request_attributes(request.method, path, watch, user)
                 if not authz.authorize(attrs)[0]:
                     return status_response(forbidden_error(attrs))
+        if faults.active and request.match_info.route.name != API_ROUTE:
+            try:
+                await non_resource_faults(faults, request)
+            except StatusError as exc:
+                return status_response(exc)
         return await handler(request)
 
     return middleware
@@ -130,21 +135,11 @@ async def inject_faults(faults: Faults, verb: str, names: tuple[str, ...]) -> No
         raise failure
 
 
-def non_resource_faults(faults: Faults) -> Middleware:
-    """The middleware injecting faults into the requests no resource route serves.
+async def non_resource_faults(faults: Faults, request: web.Request) -> None:
+    """The faults of a request no resource route serves (`handler_chain` calls it).
 
     Discovery, OpenAPI, ``/version`` and health answers are served by routes of their
     own; a fault without a resource filter reaches them too, so a test can make the whole
     server unreachable. Resource requests meet their faults once routed (`inject_faults`).
     """
-
-    @web.middleware
-    async def middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if faults.active and request.match_info.route.name != API_ROUTE:
-            try:
-                await inject_faults(faults, request.method.lower(), ())
-            except StatusError as exc:
-                return status_response(exc)
-        return await handler(request)
-
-    return middleware
+    await inject_faults(faults, request.method.lower(), ())

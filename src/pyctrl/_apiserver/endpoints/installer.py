@@ -1,15 +1,16 @@
 """Routing requests to handlers: k8s.io/apiserver's ``endpoints/installer.go`` and mux.
 
 kube-apiserver installs a route per resource, verb and subresource; a path no API serves
-falls through to the mux's plain-text ``404 page not found``. `route` resolves a path to
-its `pyctrl._apiserver.endpoints.request.Target` from the server's registry (built-in types
-and every established CRD version), `verb` names the request's verb (get, list, watch,
+falls through to the mux's plain-text ``404 page not found``. The server's
+`pyctrl._apiserver.endpoints.request.Router` resolves a path to its ``Target`` (built-in
+types and every established CRD version), `verb` names the request's verb (get, list, watch,
 create, update, patch, delete, deletecollection), and `dispatch` calls the handler of
 `pyctrl._apiserver.endpoints.handlers` that serves it, or answers 405 MethodNotAllowed.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from pyctrl._apiserver.apimachinery.errors import StatusError, method_not_allowed, unknown_resource
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from pyctrl._apiserver.endpoints.handlers.rest import Scope
     from pyctrl._apiserver.scheme.resources import Registry
 
-__all__ = ["builtin_group", "claimed", "dispatch", "go_restful_route", "route", "verb"]
+__all__ = ["builtin_group", "claimed", "dispatch", "go_restful_route", "verb"]
 
 _REVIEWS = {
     "/apis/authentication.k8s.io/v1/tokenreviews": (
@@ -55,7 +56,8 @@ _REVIEWS = {
 _MEDIA_TYPES = (JSON, YAML, PROTOBUF)
 _STREAM_MEDIA_TYPES = (f"{JSON};stream=watch", f"{PROTOBUF};stream=watch")
 _REVIEW_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
-_NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+_SPECIAL_SUBRESOURCES = frozenset({"eviction", "token"})
+"""Subresources with REST storage of their own (`_special`)."""
 _SUBRESOURCE_VERBS = {
     "status": ("get", "update", "patch"),
     "scale": ("get", "update", "patch"),
@@ -84,45 +86,6 @@ def claimed(registry: Registry, path: str) -> bool:
     if parts[0] != "apis" or len(parts) < 2:
         return False
     return parts[1] in _REVIEW_GROUPS or builtin_group(registry, parts[1])
-
-
-def route(registry: Registry, path: str) -> Target | None:  # noqa: PLR0911, PLR0912 - the mux's and go-restful's path parsing, one return per refusal
-    """The served resource of ``path``, or None where the mux answers 404."""
-    parts = [p for p in path.split("/") if p != ""]
-    if not parts or parts[0] not in ("api", "apis"):
-        return None
-    if parts[0] == "api":
-        if len(parts) < 2:
-            return None
-        group, version, rest = "", parts[1], parts[2:]
-    else:
-        if len(parts) < 3:
-            return None
-        group, version, rest = parts[1], parts[2], parts[3:]
-    legacy_watch = False
-    if rest and rest[0] == "watch":
-        legacy_watch = True
-        rest = rest[1:]
-    if not rest:
-        return None
-    namespace: str | None = None
-    if rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
-        namespace = rest[1]
-        rest = rest[2:]
-    if len(rest) > 3:
-        return None
-    rt = registry.lookup(group, version, rest[0])
-    if rt is None:
-        return None
-    name = rest[1] if len(rest) > 1 else None
-    sub = rest[2] if len(rest) > 2 else ""
-    if rt.namespaced and namespace is None and name is not None:
-        return None
-    if not rt.namespaced and namespace is not None:
-        return None
-    if sub and sub not in rt.subresources:
-        return None
-    return Target(rt, namespace, name, sub, legacy_watch)
 
 
 def verb(request: web.Request, target: Target) -> str:  # noqa: PLR0911 - RequestInfo's verb, one return per HTTP method and target
@@ -162,16 +125,25 @@ def go_restful_route(request: web.Request, verb_name: str) -> None:
         patch_type = PATCH_TYPES.get((request.content_type or "").lower())
         if patch_type is None or patch_type == "apply-cbor":
             raise StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type")
-    produces = _MEDIA_TYPES + (_STREAM_MEDIA_TYPES if verb_name in ("list", "watch") else ())
-    for item in (request.headers.get("Accept") or "*/*").split(","):
+    streams = verb_name in ("list", "watch")
+    if not _acceptable(request.headers.get("Accept") or "*/*", streams=streams):
+        produces = _MEDIA_TYPES + (_STREAM_MEDIA_TYPES if streams else ())
+        raise StatusError(
+            406,
+            "NotAcceptable",
+            "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces),
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _acceptable(accept: str, *, streams: bool) -> bool:
+    """Whether a route producing the media types (and the stream types) serves ``accept``."""
+    produces = _MEDIA_TYPES + (_STREAM_MEDIA_TYPES if streams else ())
+    for item in accept.split(","):
         media = item.split(";", 1)[0].strip()
         if media == "*/*" or media in produces:
-            return
-    raise StatusError(
-        406,
-        "NotAcceptable",
-        "406: Not Acceptable\n\nAvailable representations: " + ", ".join(produces),
-    )
+            return True
+    return False
 
 
 async def _special(scope: Scope, request: web.Request, target: Target) -> web.Response | None:
@@ -200,17 +172,18 @@ async def dispatch(scope: Scope, request: web.Request) -> web.StreamResponse:
         kind, names = review
         await inject_faults(scope.faults, "create", names)
         return await create_review(scope, request, kind)
-    target = route(scope.registry, request.path)
+    target = scope.router.route(request.path)
     if target is None:
         if claimed(scope.registry, request.path):
             raise unknown_resource()
         return page_not_found()
     rt = target.rt
-    if rt.deprecation_warning:
-        request[DEPRECATION] = rt.deprecation_warning
-    special = await _special(scope, request, target)
-    if special is not None:
-        return special
+    # Set for every routed request (empty for most): `recovered` reads it without a miss.
+    request[DEPRECATION] = rt.deprecation_warning
+    if target.subresource in _SPECIAL_SUBRESOURCES:
+        special = await _special(scope, request, target)
+        if special is not None:
+            return special
     name = verb(request, target)
     if not name or name not in rt.verbs:
         raise method_not_allowed()
@@ -218,7 +191,8 @@ async def dispatch(scope: Scope, request: web.Request) -> web.StreamResponse:
         raise method_not_allowed()
     if not rt.crd_name:
         go_restful_route(request, name)
-    await inject_faults(scope.faults, name, resource_names(target))
+    if scope.faults.active:
+        await inject_faults(scope.faults, name, resource_names(target))
     return await _serve(scope, request, target, name)
 
 

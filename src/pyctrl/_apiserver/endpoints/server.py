@@ -40,14 +40,10 @@ from pyctrl._apiserver.admission.plugin.policy.plugin import PolicyPlugin
 from pyctrl._apiserver.authentication import Authenticator
 from pyctrl._apiserver.authorization import BOOTSTRAP_POLICY, Authorizer, cel_authorize
 from pyctrl._apiserver.controllers.manager import ControllerManager
-from pyctrl._apiserver.endpoints.filters import (
-    API_ROUTE,
-    authentication,
-    non_resource_faults,
-    recovered,
-)
+from pyctrl._apiserver.endpoints.filters import API_ROUTE, handler_chain, recovered
 from pyctrl._apiserver.endpoints.handlers.rest import MAX_BODY
 from pyctrl._apiserver.endpoints.installer import dispatch
+from pyctrl._apiserver.endpoints.request import Router
 from pyctrl._apiserver.faults import Faults
 from pyctrl._apiserver.openapi import builder as _openapi
 from pyctrl._apiserver.registry.generic import NAMESPACES, RequestContext, Stores, meta_of
@@ -103,6 +99,8 @@ class APIServer:
         ``shardSelector`` and lists echo it in ``metadata.shardInfo``; off, the parameter is
         ignored, as a server before Kubernetes 1.36 (or with the gate off) does."""
         self.registry = Registry(builtin_types())
+        self.router = Router(self.registry)
+        """Request paths to served resources (`endpoints.installer.Router`)."""
         self.store = Store(history_size)
         self.hub = WatchHub()
         self.store.add_listener(self.hub.dispatch)
@@ -129,6 +127,7 @@ class APIServer:
             clock=self.clock,
         )
         self.url = ""
+        self._dispatch = functools.partial(dispatch, self)
         self._runner: web.AppRunner | None = None
         self._controllers_task: asyncio.Task[None] | None = None
         self._bootstrapped = False
@@ -170,7 +169,7 @@ class APIServer:
     async def _start_http(self, port: int) -> None:
         app = web.Application(
             client_max_size=MAX_BODY + 1024,
-            middlewares=[authentication(self.authn, self.authz), non_resource_faults(self.faults)],
+            middlewares=[handler_chain(self.authn, self.authz, self.faults)],
         )
         _discovery.add_routes(app, self)
         _openapi.add_routes(app, self)
@@ -347,4 +346,4 @@ class APIServer:
         return web.Response(text="ok", content_type="text/plain")
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        return await recovered(request, functools.partial(dispatch, self))
+        return await recovered(request, self._dispatch)

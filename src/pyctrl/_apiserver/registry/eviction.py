@@ -60,9 +60,7 @@ async def evict(
         namespace=namespace,
         name=name,
         subresource="eviction",
-        dry_run=ctx.dry_run,
-        options=ctx.raw,
-        warnings=ctx.warnings,
+        opts=ctx,
     )
     raw = eviction.get("deleteOptions") if isinstance(eviction.get("deleteOptions"), dict) else {}
     assert isinstance(raw, dict)

@@ -3,8 +3,9 @@
 `RequestContext` is built once per request by its handler (k8s.io/apiserver's request
 context and ``metav1.CreateOptions``, ``UpdateOptions`` and ``PatchOptions``): dry run,
 field manager, ``fieldValidation``, ``force``, the options as sent (for admission), the
-patch of a PATCH, and the warnings the answer carries as ``Warning`` headers (decoding
-and admission add to them). The registry reads it and never replaces a field.
+patch of a PATCH, the warnings the answer carries as ``Warning`` headers (decoding
+and admission add to them), and the user who sent it. The registry reads it and never
+replaces a field.
 `WriteResult` is what an update or patch returns. `DeleteOptions` is
 ``metav1.DeleteOptions``.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from pyctrl._apiserver.user import ADMIN, User
 
 __all__ = ["DeleteOptions", "RequestContext", "WriteResult"]
 
@@ -36,6 +39,8 @@ class RequestContext:
     """The decoded patch of a PATCH request."""
     warnings: list[str] = field(default_factory=list)
     """What the answer carries as ``Warning`` headers (decoding and admission add)."""
+    user: User = ADMIN
+    """Who sent the request (authentication's answer; admission reads it)."""
 
 
 class WriteResult(NamedTuple):
@@ -59,3 +64,5 @@ class DeleteOptions:
     raw: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     """Admission webhooks' warnings, sent back as ``Warning`` headers."""
+    user: User = ADMIN
+    """Who sent the request (admission reads it)."""

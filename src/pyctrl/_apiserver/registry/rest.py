@@ -16,7 +16,6 @@ strategy's own preparation and validation.
 from __future__ import annotations
 
 import random
-import uuid
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pyctrl._apiserver.apimachinery.errors import invalid
@@ -25,6 +24,7 @@ from pyctrl._apiserver.registry.decoding import clean_meta, decode_builtin
 from pyctrl._apiserver.registry.meta import CRDS, deep_copy, meta_of, now_rfc3339, ro_meta
 from pyctrl._apiserver.registry.validation.meta import meta_update
 from pyctrl._apiserver.scheme import builtin as _builtin_schema
+from pyctrl._ids import secure_uuid4
 
 if TYPE_CHECKING:
     from pyctrl._apimachinery.field import Cause
@@ -61,6 +61,9 @@ class Strategy:
     """``AllowUnconditionalUpdate``: whether an update may leave out ``resourceVersion``."""
     return_deleted_object: ClassVar[bool] = False
     """``ReturnDeletedObject``: whether a delete answers the object, not a Success Status."""
+    create_checks_metadata: ClassVar[bool] = True
+    """Whether `validate_create` checks the object metadata (``ValidateObjectMeta``); then
+    kube-apiserver's common checks after it, which would find nothing more, are skipped."""
     name_rule: ClassVar[str] = "subdomain"
     """The names the kind accepts: ``subdomain`` (DNS-1123 subdomain), ``label`` (DNS-1123
     label), ``label1035`` (DNS-1035 label) or ``path`` (any path segment name)."""
@@ -223,7 +226,7 @@ def before_create(strategy: Strategy, rt: ResourceType, obj: dict[str, Any]) -> 
     if meta.get("generateName") and not meta.get("name"):
         prefix = str(meta["generateName"])[:_MAX_GENERATED_PREFIX]
         meta["name"] = prefix + "".join(random.choices(_GENERATE_ALPHABET, k=5))
-    meta["uid"] = str(uuid.uuid4())
+    meta["uid"] = secure_uuid4()
     meta["creationTimestamp"] = now_rfc3339()
     meta.pop("deletionTimestamp", None)
     meta.pop("deletionGracePeriodSeconds", None)

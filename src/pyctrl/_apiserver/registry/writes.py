@@ -190,9 +190,7 @@ class Writer:
             namespace=namespace,
             name=name,
             subresource=subresource,
-            dry_run=ctx.dry_run,
-            options=ctx.raw,
-            warnings=ctx.warnings,
+            opts=ctx,
         )
 
     # --- create -------------------------------------------------------------------------------

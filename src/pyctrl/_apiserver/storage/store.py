@@ -126,6 +126,7 @@ class Store:
         self._uids: dict[str, tuple[StorageKey, str, str]] = {}
         self._owned: dict[str, set[tuple[StorageKey, str, str]]] = {}
         self._listeners: list[Listener] = []
+        self._key_listeners: dict[StorageKey, list[Listener]] = {}
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -171,6 +172,10 @@ class Store:
         if namespace is not None:
             return len(by_ns.get(namespace, {}))
         return sum(len(v) for v in by_ns.values())
+
+    def has_any(self, key: StorageKey) -> bool:
+        """Whether any object of ``key`` is stored (cheaper than `count`)."""
+        return any(self._objects.get(key, {}).values())
 
     def keys(self) -> list[StorageKey]:
         """Storage keys that ever held an object."""
@@ -312,6 +317,10 @@ class Store:
             del self._history_rvs[:drop]
         for listener in list(self._listeners):
             listener(event)
+        keyed = self._key_listeners.get(event.key)
+        if keyed:
+            for listener in list(keyed):
+                listener(event)
         return event
 
     # --- history ---------------------------------------------------------------------------
@@ -360,14 +369,18 @@ class Store:
 
     # --- listeners -------------------------------------------------------------------------
 
-    def add_listener(self, listener: Listener) -> None:
-        """Call ``listener`` synchronously with every committed event."""
-        self._listeners.append(listener)
+    def add_listener(self, listener: Listener, *, key: StorageKey | None = None) -> None:
+        """Call ``listener`` synchronously with every committed event (of ``key`` only)."""
+        if key is None:
+            self._listeners.append(listener)
+        else:
+            self._key_listeners.setdefault(key, []).append(listener)
 
     def remove_listener(self, listener: Listener) -> None:
         """Stop calling ``listener``."""
-        if listener in self._listeners:
-            self._listeners.remove(listener)
+        for listeners in (self._listeners, *self._key_listeners.values()):
+            if listener in listeners:
+                listeners.remove(listener)
 
     def all_objects(self) -> Iterator[tuple[StorageKey, dict[str, Any]]]:
         """Every stored object with its key (for namespace cleanup and tests)."""

@@ -146,7 +146,7 @@ def admission_request(request: AdmissionRequest, matched: ResourceType) -> dict[
         "namespace": request_namespace(request),
         "operation": request.operation,
         "userInfo": {
-            "username": request.user.username,
+            "username": request.user.name,
             "uid": request.user.uid,
             "groups": list(request.user.groups),
         },

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pyctrl._apiserver.apimachinery.errors import not_found
-from pyctrl._apiserver.authentication import User, token_request, token_review
+from pyctrl._apiserver.authentication import token_request, token_review
 from pyctrl._apiserver.authorization import subject_access_review
 from pyctrl._apiserver.endpoints.handlers.decode import check_body_kind, decode_object
 from pyctrl._apiserver.endpoints.handlers.rest import render_one, request_context
@@ -19,6 +19,7 @@ from pyctrl._apiserver.endpoints.negotiation import negotiate_request
 from pyctrl._apiserver.endpoints.request import USER
 from pyctrl._apiserver.endpoints.responsewriters import respond
 from pyctrl._apiserver.registry.eviction import evict
+from pyctrl._apiserver.user import User
 
 if TYPE_CHECKING:
     from aiohttp import web

@@ -23,7 +23,7 @@ from pyctrl._apiserver.endpoints import protobuf as _protobuf
 from pyctrl._apiserver.endpoints import yamlcodec as _yaml
 from pyctrl._apiserver.endpoints.handlers.rest import read_body
 from pyctrl._apiserver.endpoints.negotiation import JSON, PROTOBUF, YAML, input_media_type
-from pyctrl._apiserver.storage.store import check_nesting
+from pyctrl._apiserver.storage.store import MAX_OBJECT_DEPTH, check_nesting
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -55,6 +55,11 @@ _UNSURE = frozenset(
         "ServiceProxyOptions", "ComponentStatus", "ComponentStatusList",
     }
 )  # fmt: skip
+
+
+_SHALLOW_BYTES = 2 * MAX_OBJECT_DEPTH
+"""A body this short cannot nest deeper than `MAX_OBJECT_DEPTH` (each level takes two bytes
+in JSON, and more in YAML and protobuf), so its nesting goes unchecked."""
 
 
 def _summary(data: bytes, limit: int = 30) -> str:
@@ -123,6 +128,10 @@ async def decode_object(
     media = input_media_type(request)
     raw = await read_body(request)
     value = _decode(raw, media, kind)
+    if isinstance(value, dict):
+        if len(raw) > _SHALLOW_BYTES:
+            check_nesting(value)
+        return value
     problem = gojson.kind_type_error(value)
     if problem is not None:
         raise _unrecognized(kind, f"couldn't get version/kind; json parse error: {problem}", raw)
@@ -131,12 +140,7 @@ async def decode_object(
             return {}
         missing = "Object 'Kind' is missing in '" + raw.decode(errors="replace") + "'"
         raise _unrecognized(kind, missing, raw)
-    if not isinstance(value, dict):
-        raise bad_request(
-            "Object 'Kind' is missing in '" + raw.decode(errors="replace")[:200] + "'"
-        )
-    check_nesting(value)
-    return value
+    raise bad_request("Object 'Kind' is missing in '" + raw.decode(errors="replace")[:200] + "'")
 
 
 def _maybe_registered(group: str) -> bool:
@@ -182,6 +186,8 @@ def check_body_kind(registry: Registry, rt: ResourceType, body: dict[str, Any]) 
     if rt.crd_name or rt.group == "apiregistration.k8s.io":
         return
     api_version, kind = body.get("apiVersion") or "", body.get("kind") or ""
+    if (not api_version or api_version == rt.api_version) and (not kind or kind == rt.kind):
+        return
     if not isinstance(api_version, str) or not isinstance(kind, str) or api_version.count("/") > 1:
         return
     group, _, version = api_version.rpartition("/")

@@ -22,10 +22,11 @@ from pyctrl._apiserver.endpoints.handlers.rest import (
     selectors,
 )
 from pyctrl._apiserver.endpoints.negotiation import negotiate_request
-from pyctrl._apiserver.endpoints.request import truthy
+from pyctrl._apiserver.endpoints.request import USER, truthy
 from pyctrl._apiserver.endpoints.responsewriters import respond
 from pyctrl._apiserver.registry.generic import DeleteOptions
 from pyctrl._apiserver.storage.store import check_nesting
+from pyctrl._apiserver.user import ADMIN
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -78,6 +79,7 @@ async def delete_options(request: web.Request) -> DeleteOptions:
         resource_version=pre.get("resourceVersion"),
         dry_run=is_dry_run,
         raw={"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", **body},
+        user=request.get(USER, ADMIN),
     )
 
 

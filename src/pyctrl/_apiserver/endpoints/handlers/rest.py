@@ -20,9 +20,11 @@ from pyctrl._apiserver.apimachinery.fields import (
     parse_field_selector,
     parse_label_selector,
 )
+from pyctrl._apiserver.endpoints.request import USER
 from pyctrl._apiserver.endpoints.table import partial_metadata, to_table
 from pyctrl._apiserver.registry.generic import RequestContext, meta_of
 from pyctrl._apiserver.registry.listing import check_field_selector
+from pyctrl._apiserver.user import ADMIN
 from pyctrl.sharding import ShardSelector, ShardSelectorError
 from pyctrl.sharding import parse as parse_shard_selector
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from pyctrl._apiserver.authentication import Authenticator
     from pyctrl._apiserver.authorization import Authorizer
     from pyctrl._apiserver.endpoints.negotiation import Negotiated
+    from pyctrl._apiserver.endpoints.request import Router
     from pyctrl._apiserver.faults import Faults
     from pyctrl._apiserver.registry.generic import Stores
     from pyctrl._apiserver.scheme.resources import Registry, ResourceType
@@ -66,6 +69,7 @@ class Scope(Protocol):
     stores: Stores
     store: Store
     registry: Registry
+    router: Router
     hub: WatchHub
     faults: Faults
     authn: Authenticator
@@ -107,7 +111,8 @@ def request_context(
     """The context of a create, update or patch request (``kind``: its options' kind).
 
     Built once per request from its query: ``dryRun``, ``fieldManager`` (else the
-    User-Agent's prefix), ``fieldValidation``; a PATCH's type and decoded patch.
+    User-Agent's prefix), ``fieldValidation``; a PATCH's type and decoded patch; the
+    user authentication found (`ADMIN` when the server authenticates no one).
     """
     is_dry_run = dry_run(request, kind)
     manager = request.query.get("fieldManager", "")
@@ -141,6 +146,7 @@ def request_context(
         raw=raw,
         patch_type=patch_type,
         patch=patch,
+        user=request.get(USER, ADMIN),
     )
 
 

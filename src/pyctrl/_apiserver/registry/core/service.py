@@ -183,7 +183,7 @@ class ServiceStrategy(Strategy):
     def __init__(self, store: Store) -> None:
         self.ips = IPAllocator()
         """What is allocated (follows every stored Service)."""
-        store.add_listener(self._on_event)
+        store.add_listener(self._on_event, key=SERVICES)
 
     def default(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         """``SetDefaults_Service``: type, session affinity, ports' protocols and targets."""
@@ -325,8 +325,6 @@ class ServiceStrategy(Strategy):
             drop_type_dependent_fields(new, existing)
 
     def _on_event(self, event: StoreEvent) -> None:
-        if event.key != SERVICES:
-            return
         if event.prev is not None:
             ips, ports = _service_ips(event.prev)
             self.ips.ips.difference_update(ips)

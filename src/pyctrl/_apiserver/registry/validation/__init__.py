@@ -98,6 +98,15 @@ def _is_status_write(obj: Obj, old: Obj) -> bool:
 class KindRules(Protocol):
     """A built-in kind's validation, as its strategy (`pyctrl._apiserver.registry.rest`) has it."""
 
+    @property
+    def create_checks_metadata(self) -> bool:
+        """Whether `validate_create` includes ``ValidateObjectMeta``.
+
+        With a name rule at least as strict as a path segment's, as nearly every kind's
+        ``Validate`` does.
+        """
+        ...
+
     def validate_create(self, rt: ResourceType, obj: Obj) -> list[Cause]:
         """``Validate``."""
         ...
@@ -138,10 +147,13 @@ def validate_builtin_object(
         return [field_required("metadata", "")]
     stored = _as_storage(rt, obj)
     if old is None:
-        # The kind's errors when it finds any, else the common metadata checks'.
-        return rules.validate_create(rt, stored) or _meta.object_meta(
-            stored, "path", namespaced=rt.namespaced
-        )
+        # rest.BeforeCreate runs the common metadata checks (path-segment names) after
+        # the kind's when those found nothing; they can find nothing more when the kind's
+        # include ObjectMeta's (`KindRules.create_checks_metadata`).
+        causes = rules.validate_create(rt, stored)
+        if causes or rules.create_checks_metadata:
+            return causes
+        return _meta.object_meta(stored, "path", namespaced=rt.namespaced)
     common = _meta.object_meta(stored, "path", namespaced=rt.namespaced)
     update = _meta.meta_update(stored, _as_storage(rt, old))
     return common + update + validate_builtin(rules, rt, obj, old, status_rules=status_rules)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from pyctrl._apiextensions.cel.authz import AuthorizeFunc
     from pyctrl._apiserver.admission.interfaces import AdmissionRequest, PluginHost
+    from pyctrl._apiserver.scheme.resources import ResourceType
     from pyctrl._apiserver.storage.store import StorageKey
 
 __all__ = ["MAP", "MAPB", "VAP", "VAPB", "PolicyPlugin"]
@@ -104,10 +105,11 @@ class PolicyPlugin:
         self._mutating = _Parsed(MAP, _mutating.parse_policy)
         self._mutating_bindings = _Parsed(MAPB, parse_binding)
 
-    @staticmethod
-    def _exempt(request: AdmissionRequest) -> bool:
-        rt = request.resource
-        return rt.group == _GROUP and rt.kind in EXEMPT_KINDS
+    def handles(self, rt: ResourceType, *, mutating: bool) -> bool:
+        """Whether a binding of the kind's policies is stored and ``rt`` is not exempt."""
+        if rt.group == _GROUP and rt.kind in EXEMPT_KINDS:
+            return False
+        return self.host.store.has_any(MAPB if mutating else VAPB)
 
     def _pairs(self, policies: _Parsed, bindings: _Parsed) -> list[tuple[Any, list[Binding]]]:
         by_policy: dict[str, list[Binding]] = {}
@@ -119,7 +121,7 @@ class PolicyPlugin:
 
     async def validate(self, request: AdmissionRequest) -> None:
         """Evaluate the matching ValidatingAdmissionPolicies; raise the first denial."""
-        if self._exempt(request) or not self.host.store.count(VAPB):
+        if not self.handles(request.resource, mutating=False):
             return
         denied: list[_Denied] = []
         annotations: dict[str, str] = {}
@@ -198,7 +200,7 @@ class PolicyPlugin:
 
     async def mutate(self, request: AdmissionRequest) -> dict[str, Any] | None:
         """Apply the matching MutatingAdmissionPolicies; the mutated object (None: unchanged)."""
-        if request.obj is None or self._exempt(request) or not self.host.store.count(MAPB):
+        if request.obj is None or not self.handles(request.resource, mutating=True):
             return None
         return _mutating.dispatch(
             self.host,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import jsonpatch
@@ -49,6 +48,7 @@ from pyctrl._apiserver.apimachinery.errors import (
     forbidden,
     internal,
 )
+from pyctrl._ids import secure_uuid4
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -116,21 +116,21 @@ class WebhookDispatcher:
             del cache[gone]
         return hooks
 
-    @staticmethod
-    def _exempt(request: AdmissionRequest) -> bool:
-        rt = request.resource
-        return rt.group == "admissionregistration.k8s.io" and rt.kind in EXEMPT_KINDS
+    def handles(self, rt: ResourceType, *, mutating: bool) -> bool:
+        """Whether a webhook configuration of the kind is stored and ``rt`` is not exempt."""
+        if rt.group == "admissionregistration.k8s.io" and rt.kind in EXEMPT_KINDS:
+            return False
+        return self.server.store.has_any(MUTATING if mutating else VALIDATING)
 
     def _attributes(self, request: AdmissionRequest) -> Attributes:
         namespace = request.namespace
         if is_namespace_resource(request.resource) and request.operation != "CREATE":
             namespace = request.name
-        warnings = getattr(request, "warnings", None)
         return Attributes(
             request=request,
             namespace=namespace,
             obj=request.obj,
-            warnings=warnings if isinstance(warnings, list) else [],
+            warnings=request.warnings,
         )
 
     # --- matching ------------------------------------------------------------------------
@@ -253,7 +253,7 @@ class WebhookDispatcher:
                 return {"group": "policy", "version": "v1", "kind": "Eviction"}
             return {"group": rt.group, "version": rt.version, "kind": rt.kind}
 
-        uid = str(uuid.uuid4())
+        uid = secure_uuid4()
         body: dict[str, Any] = {
             "uid": uid,
             "kind": kind_of(target),
@@ -278,12 +278,7 @@ class WebhookDispatcher:
         if attrs.namespace:
             body["namespace"] = attrs.namespace
         body["operation"] = request.operation
-        user: dict[str, Any] = {"username": request.user.username}
-        if request.user.uid:
-            user["uid"] = request.user.uid
-        if request.user.groups:
-            user["groups"] = list(request.user.groups)
-        body["userInfo"] = user
+        body["userInfo"] = request.user.to_dict()
         body["object"] = obj
         body["oldObject"] = old
         body["dryRun"] = request.dry_run
@@ -349,7 +344,7 @@ class WebhookDispatcher:
 
     async def mutate(self, request: AdmissionRequest) -> dict[str, Any] | None:  # noqa: PLR0912 - the mutating dispatcher: matching, reinvocation, patch and audit per webhook
         """Run the matching mutating webhooks; return the patched object (None: unchanged)."""
-        if request.obj is None or self._exempt(request) or not self.server.store.count(MUTATING):
+        if request.obj is None or not self.handles(request.resource, mutating=True):
             return None
         hooks = self._hooks(MUTATING)
         if not hooks:
@@ -440,7 +435,7 @@ class WebhookDispatcher:
 
     async def validate(self, request: AdmissionRequest) -> None:
         """Run the matching validating webhooks concurrently; raise the first denial."""
-        if self._exempt(request) or not self.server.store.count(VALIDATING):
+        if not self.handles(request.resource, mutating=False):
             return
         hooks = self._hooks(VALIDATING)
         if not hooks:
