@@ -29,7 +29,6 @@ import shutil
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -38,11 +37,10 @@ from typing import Any
 
 import orjson
 
-from bench.bench_controllers import _cpu_seconds, _stop
-from bench.operators import GROUP, PLURAL, VERSION, BenchItem
+from bench.bench_controllers import _cpu_seconds, _server, _stop
+from bench.operators import GROUP, PLURAL, VERSION
 from pyctrl.client import RESTClient
 from pyctrl.config import load_kubeconfig
-from pyctrl.crd import crd_for, to_yaml
 
 AGAINST = os.environ.get("BENCH_AGAINST", "0c05ea2")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))
@@ -103,31 +101,10 @@ async def _drive(rest: RESTClient, op: Operation, count: int, offset: int = 0) -
     await asyncio.gather(*(writer() for _ in range(WRITERS)))
 
 
-async def _serve(
-    src: Path, workdir: Path, prefix: tuple[str, ...] = ()
-) -> tuple[asyncio.subprocess.Process, Path]:
-    crd = workdir / "crd.yaml"
-    crd.write_text(to_yaml(crd_for(BenchItem)))
-    kubeconfig = workdir / "kubeconfig"
-    proc = await asyncio.create_subprocess_exec(
-        *prefix,
-        *(sys.executable, "-m", "pyctrl.envtest", "--crds", str(crd)),
-        *("--kubeconfig-out", str(kubeconfig)),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": str(src)},
-    )
-    assert proc.stdout is not None
-    async with asyncio.timeout(600):
-        while str(kubeconfig) not in (await proc.stdout.readline()).decode():
-            pass
-    return proc, kubeconfig
-
-
 async def _round(src: Path, op: Operation) -> tuple[float, float]:
     """(operations per second, server CPU µs per operation) on a fresh server."""
     with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:
-        server, kubeconfig = await _serve(src, Path(tmp))
+        server, kubeconfig = await _server(Path(tmp), "against", src=src)
         try:
             async with RESTClient(await load_kubeconfig(kubeconfig)) as rest:
                 await _fill(rest)
@@ -145,7 +122,7 @@ async def _instructions(src: Path, op: Operation, count: int) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-against-") as tmp:
         out = Path(tmp) / "callgrind.out"
         valgrind = ("valgrind", "--tool=callgrind", f"--callgrind-out-file={out}")
-        server, kubeconfig = await _serve(src, Path(tmp), valgrind)
+        server, kubeconfig = await _server(Path(tmp), "against", src=src, prefix=valgrind)
         try:
             async with RESTClient(await load_kubeconfig(kubeconfig)) as rest:
                 await _fill(rest)

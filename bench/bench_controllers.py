@@ -147,19 +147,24 @@ def _profiled(name: str) -> tuple[str, ...]:
     return ("-m", "cProfile", "-o", str(Path(PROFILE_DIR) / f"{name}.prof"))
 
 
-async def _server(workdir: Path, tag: str) -> tuple[asyncio.subprocess.Process, Path]:
+async def _server(
+    workdir: Path, tag: str, *, src: Path | None = None, prefix: tuple[str, ...] = ()
+) -> tuple[asyncio.subprocess.Process, Path]:
+    """The server of the benchmark's CRD; ``src``: pyctrl's sources to serve it from,
+    ``prefix``: a command to run it under (valgrind)."""
     crd_file = workdir / "crd.yaml"
     crd_file.write_text(to_yaml(crd_for(BenchItem)))
     kubeconfig = workdir / "kubeconfig"
     proc = await asyncio.create_subprocess_exec(
         # With KUBEBUILDER_ASSETS, the real API server those binaries give.
-        *(sys.executable, *_profiled(f"server-{tag}"), "-m", _SERVER_MODULE),
+        *(*prefix, sys.executable, *_profiled(f"server-{tag}"), "-m", _SERVER_MODULE),
         *("--crds", str(crd_file), "--kubeconfig-out", str(kubeconfig)),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(src)} if src is not None else None,
     )
     assert proc.stdout is not None
-    async with asyncio.timeout(60):
+    async with asyncio.timeout(600 if prefix else 60):
         # The server prints the kubeconfig path once it serves and the CRDs are established.
         while str(kubeconfig) not in (await proc.stdout.readline()).decode():
             pass
