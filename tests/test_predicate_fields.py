@@ -7,7 +7,6 @@ import enum
 import re
 from typing import Any
 
-import orjson
 import pytest
 from kubernetes_asyncio.client import (
     V1Container,
@@ -21,12 +20,11 @@ from kubernetes_asyncio.client import (
 from pydantic import Field, field_validator
 
 from pyctrl import predicate
-from pyctrl.cache import CachedObject
-from pyctrl.cache._store import Entry, decode
 from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyctrl.meta import KubeModel, ObjectMeta
 from pyctrl.resource import CustomResource, PartialObjectMetadata, Unstructured
-from pyctrl.scheme import default_scheme
+
+from .cached import Decodes, typed
 
 
 class GadgetSpec(KubeModel):
@@ -183,22 +181,6 @@ class Trimmed(CustomResource, group="test.pyctrl.dev", version="v1"):
     spec: TrimmedSpec = Field(default_factory=TrimmedSpec)
 
 
-class Decodes:
-    """Decodes stored entries as an informer does, counting each decode."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self, entry: Entry, type_: type[Any]) -> Any:
-        self.count += 1
-        return decode(entry.data, type_, scheme=default_scheme())
-
-    def cached(self, obj: dict[str, Any], type_: type[Any]) -> CachedObject[Any]:
-        meta = obj["metadata"]
-        entry = Entry(orjson.dumps(obj), meta.get("resourceVersion", "1"), meta.get("labels"))
-        return CachedObject((meta.get("namespace", ""), meta["name"]), entry, type_, self)
-
-
 _UTC_TIME = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
 DEPLOYMENT: dict[str, Any] = {
     "apiVersion": "apps/v1",
@@ -256,8 +238,7 @@ def test_field_predicates_read_a_cached_object_as_they_read_its_typed_object(
     equals = predicate.FieldEquals(path, value)
     answer = equals.create(CreateEvent.cached(cached))
     assert decodes.count == int(decoded)
-    typed = decode(orjson.dumps(obj), type_, scheme=default_scheme())
-    assert answer == equals.create(CreateEvent(typed)), "the typed object's answer"
+    assert answer == equals.create(CreateEvent(typed(obj, type_))), "the typed object's answer"
     assert answer is True
 
 
