@@ -443,9 +443,8 @@ def _model_step(model: type[BaseModel], part: str) -> tuple[Any, bool] | None:
     if decorators.validators or decorators.root_validators:
         return None
     for model_validator in decorators.model_validators.values():
-        if model_validator.info.mode != "after" and (
-            getattr(model_validator.func, "__func__", None) is not _fill_type_fields
-        ):
+        own = getattr(model_validator.func, "__func__", None)
+        if model_validator.info.mode != "after" and (own is None or own is not _fill_type_fields):
             return None
     names = {info.alias or attr: attr for attr, info in model.model_fields.items()}
     attr = names.get(part)
@@ -512,7 +511,7 @@ def _plan(type_: type[Any], parts: tuple[str, ...]) -> _Plan | None:
     """How to read ``parts`` of a ``type_`` object from its JSON; None if it cannot be."""
     if type_ is Unstructured or type_ is dict:
         return (False,) * len(parts)  # the object is its JSON
-    if issubclass(type_, PartialObjectMetadata) and parts[0] not in _TYPE_FIELDS | {"metadata"}:
+    if isinstance(type_, type) and issubclass(type_, PartialObjectMetadata) and parts[0] not in _TYPE_FIELDS | {"metadata"}:
         return None  # the typed object has only its type and metadata
     annotation: Any = type_
     defaulted: list[bool] = []
