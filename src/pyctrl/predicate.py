@@ -511,7 +511,8 @@ def _plan(type_: type[Any], parts: tuple[str, ...]) -> _Plan | None:
     """How to read ``parts`` of a ``type_`` object from its JSON; None if it cannot be."""
     if type_ is Unstructured or type_ is dict:
         return (False,) * len(parts)  # the object is its JSON
-    if isinstance(type_, type) and issubclass(type_, PartialObjectMetadata) and parts[0] not in _TYPE_FIELDS | {"metadata"}:
+    view = isinstance(type_, type) and issubclass(type_, PartialObjectMetadata)
+    if view and parts[0] not in _TYPE_FIELDS | {"metadata"}:
         return None  # the typed object has only its type and metadata
     annotation: Any = type_
     defaulted: list[bool] = []
