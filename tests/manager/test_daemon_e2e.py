@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from pyctrl import metrics
 from pyctrl.builder import controller_managed_by
@@ -24,7 +24,7 @@ from pyctrl.source import SyncingSource
 from pyctrl.testing import eventually, running
 from pyctrl.timer import Timer
 
-from .conftest import Widget, WidgetSpec, options
+from .conftest import DECODED, DecodeCounted, Widget, WidgetSpec, options
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -320,19 +320,10 @@ async def test_a_daemon_that_returns_is_not_started_again_for_its_object(
     assert runs == ["w"]
 
 
-DECODED: list[str] = []
-"""Names of the Gizmos built from JSON, in order: every decode of one counts."""
-
-
-class Gizmo(CustomResource, group="test.pyctrl.dev", version="v1"):
+class Gizmo(CustomResource, DecodeCounted, group="test.pyctrl.dev", version="v1"):
     """A custom resource that counts how often it is decoded."""
 
     spec: WidgetSpec = Field(default_factory=WidgetSpec)
-
-    @model_validator(mode="after")
-    def _counted(self) -> Self:
-        DECODED.append(self.metadata.name or "")
-        return self
 
 
 @pytest.fixture

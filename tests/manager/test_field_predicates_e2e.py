@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from pyctrl.builder import controller_managed_by
 from pyctrl.client import MergePatch
@@ -20,7 +20,7 @@ from pyctrl.reconcile import Request, Result
 from pyctrl.resource import CustomResource, Unstructured
 from pyctrl.testing import eventually, running
 
-from .conftest import Widget, options
+from .conftest import DECODED, DecodeCounted, Widget, options
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -124,9 +124,6 @@ async def test_field_equals_composed_with_or_filters_objects(env: Environment) -
 
 # -- events from the cache are not decoded for field predicates ---------------------------
 
-DECODED: list[str] = []
-"""Names of the Parts and Gizmos built from JSON, in order: every decode of one counts."""
-
 
 class PartSpec(KubeModel):
     """A spec whose fields have no Python default: the JSON tells every value."""
@@ -136,15 +133,10 @@ class PartSpec(KubeModel):
     ports: list[int] | None = None
 
 
-class Part(CustomResource, group="test.pyctrl.dev", version="v1"):
+class Part(CustomResource, DecodeCounted, group="test.pyctrl.dev", version="v1"):
     """A custom resource that counts how often it is decoded."""
 
     spec: PartSpec = Field(default_factory=PartSpec)
-
-    @model_validator(mode="after")
-    def _counted(self) -> Self:
-        DECODED.append(self.metadata.name or "")
-        return self
 
 
 class GizmoSpec(KubeModel):
@@ -165,15 +157,10 @@ class FastSpec(KubeModel):
     mode: str = "fast"
 
 
-class Gizmo(CustomResource, group="test.pyctrl.dev", version="v1"):
+class Gizmo(CustomResource, DecodeCounted, group="test.pyctrl.dev", version="v1"):
     """The operator's typed Gizmo, counting its decodes."""
 
     spec: FastSpec = Field(default_factory=FastSpec)
-
-    @model_validator(mode="after")
-    def _counted(self) -> Self:
-        DECODED.append(self.metadata.name or "")
-        return self
 
 
 @pytest.fixture
