@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import enum
 import re
 from typing import Any
 
@@ -15,12 +17,14 @@ from kubernetes_asyncio.client import (
     V1PodSpec,
     V1PodTemplateSpec,
 )
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from pyctrl import predicate
 from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyctrl.meta import KubeModel, ObjectMeta
-from pyctrl.resource import CustomResource, Unstructured
+from pyctrl.resource import CustomResource, PartialObjectMetadata, Unstructured
+
+from .cached import Decodes, typed
 
 
 class GadgetSpec(KubeModel):
@@ -147,3 +151,106 @@ def test_field_changed_needs_a_path_and_field_matches_a_test() -> None:
         predicate.FieldChanged()
     with pytest.raises(TypeError, match="regular expression or a function"):
         predicate.FieldMatches("spec.mode", 3)  # type: ignore[arg-type]
+
+
+# -- events from the cache: fields read from the JSON, the same answers --------------------
+
+
+class Tier(enum.Enum):
+    """An enum field: its model value is not its JSON value."""
+
+    WEB = "web"
+
+
+class TrimmedSpec(KubeModel):
+    """A spec with a field validator, an enum and a plain field."""
+
+    name: str = ""
+    tier: Tier | None = None
+    size: int | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _trimmed(cls, value: str) -> str:
+        return value.strip()
+
+
+class Trimmed(CustomResource, group="test.pyctrl.dev", version="v1"):
+    """A typed resource whose JSON does not always tell its fields' values."""
+
+    spec: TrimmedSpec = Field(default_factory=TrimmedSpec)
+
+
+_UTC_TIME = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+DEPLOYMENT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {
+        "name": "d",
+        "namespace": "ns",
+        "creationTimestamp": "2026-01-02T03:04:05Z",
+        "labels": {"app": "d"},
+    },
+    "spec": {
+        "replicas": 2,
+        "selector": {"matchLabels": {"app": "d"}},
+        "template": {"spec": {"containers": [{"name": "c", "image": "a:1"}]}},
+    },
+}
+TRIMMED: dict[str, Any] = {
+    "apiVersion": "test.pyctrl.dev/v1",
+    "kind": "Trimmed",
+    "metadata": {"name": "t", "namespace": "ns"},
+    "spec": {"name": " padded ", "tier": "web", "size": 3, "extra": {"x": 1}},
+}
+
+
+@pytest.mark.parametrize(
+    ("type_", "obj", "path", "value", "decoded"),
+    [
+        (V1Deployment, DEPLOYMENT, "spec.template.spec.containers.0.image", "a:1", False),
+        (V1Deployment, DEPLOYMENT, "spec.replicas", 2, False),
+        (V1Deployment, DEPLOYMENT, "metadata.labels", {"app": "d"}, False),
+        (V1Deployment, DEPLOYMENT, "spec.paused", None, False),
+        (V1Deployment, DEPLOYMENT, "spec.unknown", None, True),  # the model drops it
+        (V1Deployment, DEPLOYMENT, "metadata.creationTimestamp", _UTC_TIME, True),
+        (V1Deployment, DEPLOYMENT, "spec.selector", {"matchLabels": {"app": "d"}}, True),
+        (Unstructured, DEPLOYMENT, "spec.template.spec.containers.0.image", "a:1", False),
+        (Trimmed, TRIMMED, "spec.size", 3, False),
+        (Trimmed, TRIMMED, "spec.extra.x", 1, False),  # kept: extra="allow"
+        (Trimmed, TRIMMED, "spec.name", "padded", True),  # a field validator's value
+        (Trimmed, TRIMMED, "spec.tier", Tier.WEB, True),  # an enum member
+        (Trimmed, TRIMMED, "apiVersion", "test.pyctrl.dev/v1", False),
+        (Trimmed, {**TRIMMED, "apiVersion": None}, "apiVersion", "test.pyctrl.dev/v1", True),
+        (Trimmed, {"metadata": TRIMMED["metadata"]}, "kind", "Trimmed", True),  # filled in
+        (Trimmed, {"metadata": TRIMMED["metadata"]}, "spec.name", "", True),  # a default
+        (Trimmed, {"metadata": TRIMMED["metadata"]}, "metadata.labels.app", None, False),
+        (PartialObjectMetadata, DEPLOYMENT, "metadata.name", "d", False),
+        (PartialObjectMetadata, DEPLOYMENT, "spec.replicas", None, True),  # not in the view
+    ],
+)
+def test_field_predicates_read_a_cached_object_as_they_read_its_typed_object(
+    type_: type[Any], obj: dict[str, Any], path: str, value: Any, decoded: bool
+) -> None:
+    """From the cache's JSON where it tells the typed object's value, else decoded."""
+    decodes = Decodes()
+    cached = decodes.cached(obj, type_)
+    equals = predicate.FieldEquals(path, value)
+    answer = equals.create(CreateEvent.cached(cached))
+    assert decodes.count == int(decoded)
+    assert answer == equals.create(CreateEvent(typed(obj, type_))), "the typed object's answer"
+    assert answer is True
+
+
+def test_field_changed_reads_both_cached_versions_undecoded() -> None:
+    """FieldChanged on an update from the cache decodes neither version."""
+    decodes = Decodes()
+    newer = {**DEPLOYMENT, "spec": {**DEPLOYMENT["spec"], "replicas": 3}}
+    event = UpdateEvent.cached(
+        decodes.cached(DEPLOYMENT, V1Deployment), decodes.cached(newer, V1Deployment)
+    )
+    assert predicate.FieldChanged("spec.replicas").update(event)
+    assert not predicate.FieldChanged("spec.template", "metadata.labels").update(event)
+    assert decodes.count == 2  # spec.template is a model: read from the objects
+    assert not predicate.FieldChanged("metadata.labels").update(event)
+    assert decodes.count == 2  # each version decoded once, then reused

@@ -20,7 +20,11 @@ Life cycle, per object:
 - **Start**: when the object appears, including every existing object when the
   controller starts (after ``initial_delay``, if given), and only while ``when(obj)``
   (if given) accepts it.
-- **Latest object**: `DaemonContext.object` is replaced on every change.
+- **Latest object**: `DaemonContext.object` is replaced on every change. The daemon
+  reads the cache's entries undecoded: its bookkeeping looks at metadata only, and the
+  typed object is built when ``when`` (if given) looks at it, or when the daemon first
+  reads `DaemonContext.object` after a change. A daemon that never reads its object
+  costs no decoding, however often the object changes.
 - **Stop**: when the object gets a ``deletionTimestamp`` or is deleted, when ``when``
   stops accepting it, when `Daemon.stop` is called (the hook for losing an object's
   shard), and when the controller stops (shutdown, or leadership lost). Stopping sets
@@ -53,12 +57,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 from pyctrl import _executor, metrics
+from pyctrl.cache import CachedObject
 from pyctrl.clock import RealClock
 from pyctrl.controllerutil import FinalizerResult
 from pyctrl.errors import TerminalError
 from pyctrl.log import bound_context, get_logger
 from pyctrl.reconcile import Request
-from pyctrl.resource import accessor
+from pyctrl.resource import ObjectAccessor, accessor
 
 if TYPE_CHECKING:
     from pyctrl.cache import Cache, HandlerRegistration
@@ -78,7 +83,9 @@ class DaemonContext(Generic[T]):
     def __init__(self, request: Request, obj: T, clock: Clock) -> None:
         self.request = request
         """The object's namespace and name."""
-        self._object = obj
+        # The latest object, or the cache's entry of it (decoded on first read); one
+        # attribute, so that a blocking daemon's thread reads either the old or the new.
+        self._latest: T | CachedObject[T] = obj
         self._stop = asyncio.Event()
         self._stop_seen = threading.Event()  # the stop signal, for a blocking daemon's thread
         self._changed = asyncio.Event()
@@ -86,8 +93,13 @@ class DaemonContext(Generic[T]):
 
     @property
     def object(self) -> T:
-        """The latest version of the object seen by the cache (do not modify it)."""
-        return self._object
+        """The latest version of the object seen by the cache (do not modify it).
+
+        Built from the cache's entry when first read after a change, then the same object
+        until the next change.
+        """
+        latest = self._latest
+        return latest.object if isinstance(latest, CachedObject) else latest
 
     @property
     def stopping(self) -> bool:
@@ -126,8 +138,8 @@ class DaemonContext(Generic[T]):
         await self._changed.wait()
         self._changed.clear()
 
-    def _set_object(self, obj: T) -> None:
-        self._object = obj
+    def _set_object(self, obj: T | CachedObject[T]) -> None:
+        self._latest = obj
         self._changed.set()
 
     def _request_stop(self) -> None:
@@ -147,6 +159,16 @@ class _Slot:
     task: asyncio.Task[None] | None = None
     kill: TimerHandle | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def _meta(obj: CachedObject[Any] | Any) -> ObjectAccessor:
+    """The metadata of a cached entry (undecoded) or of a typed object."""
+    return obj.meta() if isinstance(obj, CachedObject) else accessor(obj)
+
+
+def _typed(obj: CachedObject[Any] | Any) -> Any:
+    """The typed object of a cached entry (decoded once), or the object itself."""
+    return obj.object if isinstance(obj, CachedObject) else obj
 
 
 def _check_seconds(name: str, value: float) -> float:
@@ -222,7 +244,7 @@ class Daemon:
             raise RuntimeError(f"daemon {self.name} was already started")
         async with asyncio.TaskGroup() as group:
             self._group = group
-            self._registration = self._informer.add_event_handler(self)
+            self._registration = self._informer.add_cached_event_handler(self)
             self._registered.set()
             try:
                 await asyncio.Event().wait()
@@ -293,25 +315,29 @@ class Daemon:
 
     # -- informer notifications -------------------------------------------------------
 
-    def add(self, obj: Any, is_in_initial_list: bool) -> None:
+    # A `pyctrl.cache.CachedEventHandler`: only ``when`` and the daemon's own reads of
+    # its context's object decode. (The sharding layer hands over typed objects of the
+    # slots that arrive: those are taken as they are.)
+
+    def add(self, obj: CachedObject[Any], is_in_initial_list: bool) -> None:
         """An object appeared: start its daemon."""
         self._seen(obj)
 
-    def update(self, old: Any, new: Any) -> None:
+    def update(self, old: CachedObject[Any], new: CachedObject[Any]) -> None:
         """An object changed: hand over the new version, or stop the daemon."""
         self._seen(new)
 
-    def delete(self, obj: Any, delete_state_unknown: bool) -> None:
+    def delete(self, obj: CachedObject[Any], delete_state_unknown: bool) -> None:
         """An object is gone: stop its daemon."""
-        meta = accessor(obj)
+        meta = _meta(obj)
         request = Request(meta.namespace, meta.name)
         self._done.discard(request)
         self.stop_nowait(request)
 
-    def _seen(self, obj: Any) -> None:
-        meta = accessor(obj)
+    def _seen(self, obj: CachedObject[Any]) -> None:
+        meta = _meta(obj)
         request = Request(meta.namespace, meta.name)
-        live = meta.deletion_timestamp is None and (self.when is None or self.when(obj))
+        live = meta.deletion_timestamp is None and (self.when is None or self.when(_typed(obj)))
         slot = self._slots.get(request)
         if slot is not None:
             slot.context._set_object(obj)

@@ -18,6 +18,9 @@ handler only needs the object's key, is never decoded. ``meta`` (``meta_old``,
 ``meta_new``) reads the metadata without decoding the object: an
 `pyctrl.resource.ObjectAccessor` that predicates and handlers use to look at names,
 labels, annotations, the generation or owner references (read-only for a cached event).
+``cached_object`` (``cached_old``, ``cached_new``) is the cache's entry itself (a
+`pyctrl.cache.CachedObject`, whose ``raw()`` is the object's JSON), or None for an event
+built from an object: what the field predicates read fields from without decoding.
 
 Events are immutable and compare equal when their kind, objects and flags are equal.
 """
@@ -90,6 +93,11 @@ class _OfOne(_Frozen, Generic[T]):
         return self._held if cached is None else cached.object
 
     @property
+    def cached_object(self) -> CachedObject[T] | None:
+        """The cache's entry of the object (undecoded), or None for an event built from one."""
+        return self._cached
+
+    @property
     def meta(self) -> ObjectAccessor:
         """The object's metadata, without decoding an event's cached object.
 
@@ -159,6 +167,16 @@ class UpdateEvent(_Frozen, Generic[T]):
         """The object after the change."""
         cached = self._cached_new
         return self._new if cached is None else cached.object
+
+    @property
+    def cached_old(self) -> CachedObject[T] | None:
+        """The cache's entry of the old object (undecoded), or None for an event built from one."""
+        return self._cached_old
+
+    @property
+    def cached_new(self) -> CachedObject[T] | None:
+        """The cache's entry of the new object (undecoded), or None for an event built from one."""
+        return self._cached_new
 
     @property
     def meta_old(self) -> ObjectAccessor:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import pytest
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from pyctrl.crd import crd_for
 from pyctrl.envtest import Environment
@@ -37,6 +37,19 @@ class Widget(CustomResource, group="test.pyctrl.dev", version="v1"):
 
     spec: WidgetSpec = Field(default_factory=WidgetSpec)
     status: WidgetStatus = Field(default_factory=WidgetStatus)
+
+
+DECODED: list[str] = []
+"""Names of the `DecodeCounted` objects built from JSON, in order: every decode counts."""
+
+
+class DecodeCounted(KubeModel):
+    """A custom resource's mixin recording each decode of one in `DECODED`."""
+
+    @model_validator(mode="after")
+    def _counted(self) -> Self:
+        DECODED.append(getattr(getattr(self, "metadata", None), "name", None) or "")
+        return self
 
 
 @pytest.fixture

@@ -5,23 +5,29 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+import pytest
+from pydantic import Field
+
 from pyctrl import metrics
 from pyctrl.builder import controller_managed_by
 from pyctrl.client import MergePatch
 from pyctrl.controllerutil import Finalizer, Finalizers
+from pyctrl.crd import crd_for
 from pyctrl.daemon import Daemon, DaemonContext
+from pyctrl.envtest import Environment
 from pyctrl.errors import NotFoundError
 from pyctrl.manager import Manager
 from pyctrl.meta import ObjectMeta
 from pyctrl.reconcile import Request, Result
+from pyctrl.resource import CustomResource, Unstructured
 from pyctrl.source import SyncingSource
 from pyctrl.testing import eventually, running
 from pyctrl.timer import Timer
 
-from .conftest import Widget, options
+from .conftest import DECODED, DecodeCounted, Widget, WidgetSpec, options
 
 if TYPE_CHECKING:
-    from pyctrl.envtest import Environment
+    from collections.abc import AsyncIterator
 
 FINALIZER = "test.pyctrl.dev/daemon"
 
@@ -312,3 +318,54 @@ async def test_a_daemon_that_returns_is_not_started_again_for_its_object(
             await manager.client.patch(widget, MergePatch({"spec": {"size": size}}))
             await _until(lambda size=size: witness.sizes["w"][-1:] == [size])
     assert runs == ["w"]
+
+
+class Gizmo(CustomResource, DecodeCounted, group="test.pyctrl.dev", version="v1"):
+    """A custom resource that counts how often it is decoded."""
+
+    spec: WidgetSpec = Field(default_factory=WidgetSpec)
+
+
+@pytest.fixture
+async def gizmo_env() -> AsyncIterator[Environment]:
+    async with Environment(crds=[crd_for(Gizmo)]) as environment:
+        yield environment
+
+
+async def test_changes_are_not_decoded_for_a_daemon_that_does_not_read_its_object(
+    gizmo_env: Environment,
+) -> None:
+    """Changes reach the daemon undecoded; its first read of ctx.object decodes the latest once."""
+    manager = Manager(gizmo_env.config, options())
+    changes: list[int] = []
+    last: list[int] = []
+
+    async def quiet(ctx: DaemonContext[Gizmo]) -> None:
+        try:
+            while not ctx.stopping:
+                await ctx.wait_changed()
+                changes.append(len(DECODED))
+        finally:
+            last.append(ctx.object.spec.size)  # the first read: one decode, of the latest
+            last.append(ctx.object.spec.size)  # the same object: no second decode
+
+    controller_managed_by(manager).for_(Gizmo).daemon(quiet).complete(Nothing())
+    gizmo = Unstructured(  # the test's own writes never build a Gizmo
+        {
+            "apiVersion": "test.pyctrl.dev/v1",
+            "kind": "Gizmo",
+            "metadata": {"name": "g", "namespace": "default"},
+        }
+    )
+    DECODED.clear()
+    async with running(manager):
+        gizmo = await manager.client.create(gizmo)
+        for size in (5, 6, 7):
+            await manager.client.patch(gizmo, MergePatch({"spec": {"size": size}}))
+        await _until(lambda: changes)
+        await manager.client.delete(gizmo)  # after the patches in the daemon's event order
+        await _until(lambda: last)
+    assert changes, "the daemon saw the changes"
+    assert set(changes) == {0}, "no change was decoded while the daemon ran"
+    assert last == [7, 7]
+    assert DECODED == ["g"]

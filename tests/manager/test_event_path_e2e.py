@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING
 
 import pytest
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from pyctrl.builder import controller_managed_by
 from pyctrl.client import MergePatch
@@ -21,7 +21,7 @@ from pyctrl.resource import CustomResource, Unstructured
 from pyctrl.testing import running
 from pyctrl.workqueue import Trigger, Triggers
 
-from .conftest import WidgetSpec, options
+from .conftest import DECODED, DecodeCounted, WidgetSpec, options
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -29,19 +29,11 @@ if TYPE_CHECKING:
     from pyctrl.event import CreateEvent, UpdateEvent
     from pyctrl.handler import Queue
 
-DECODED: list[str] = []
-"""Names of the Gadgets built from JSON, in order: every decode of one counts."""
 
-
-class Gadget(CustomResource, group="test.pyctrl.dev", version="v1"):
+class Gadget(CustomResource, DecodeCounted, group="test.pyctrl.dev", version="v1"):
     """A custom resource that counts how often it is decoded."""
 
     spec: WidgetSpec = Field(default_factory=WidgetSpec)
-
-    @model_validator(mode="after")
-    def _counted(self) -> Self:
-        DECODED.append(self.metadata.name or "")
-        return self
 
 
 @pytest.fixture

@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from pydantic import Field
 
 from pyctrl.builder import controller_managed_by
 from pyctrl.client import MergePatch
+from pyctrl.crd import crd_for
+from pyctrl.envtest import Environment
+from pyctrl.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from pyctrl.manager import Manager
-from pyctrl.meta import ObjectMeta
-from pyctrl.predicate import FieldChanged, FieldEquals, or_
+from pyctrl.meta import KubeModel, ObjectMeta
+from pyctrl.predicate import FieldChanged, FieldEquals, FieldMatches, Predicate, or_
 from pyctrl.reconcile import Request, Result
+from pyctrl.resource import CustomResource, Unstructured
 from pyctrl.testing import eventually, running
 
-from .conftest import Widget, options
+from .conftest import DECODED, DecodeCounted, Widget, options
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from pyctrl.controller import Controller
-    from pyctrl.envtest import Environment
+    from pyctrl.event import Event
 
 KEY = Request("default", "w")
 
@@ -111,3 +120,180 @@ async def test_field_equals_composed_with_or_filters_objects(env: Environment) -
             return seen.calls[Request("default", "c")] == 1
 
         await eventually(c_matched)
+
+
+# -- events from the cache are not decoded for field predicates ---------------------------
+
+
+class PartSpec(KubeModel):
+    """A spec whose fields have no Python default: the JSON tells every value."""
+
+    size: int | None = None
+    image: str | None = None
+    ports: list[int] | None = None
+
+
+class Part(CustomResource, DecodeCounted, group="test.pyctrl.dev", version="v1"):
+    """A custom resource that counts how often it is decoded."""
+
+    spec: PartSpec = Field(default_factory=PartSpec)
+
+
+class GizmoSpec(KubeModel):
+    """A Gizmo's spec as its CRD has it: no default for the mode."""
+
+    mode: str | None = None
+
+
+class GizmoSchema(CustomResource, group="test.pyctrl.dev", version="v1", kind="Gizmo"):
+    """What the CRD is made from (the server stores no mode unless one is given)."""
+
+    spec: GizmoSpec = Field(default_factory=GizmoSpec)
+
+
+class FastSpec(KubeModel):
+    """The operator's view of a Gizmo's spec: a mode of its own by default."""
+
+    mode: str = "fast"
+
+
+class Gizmo(CustomResource, DecodeCounted, group="test.pyctrl.dev", version="v1"):
+    """The operator's typed Gizmo, counting its decodes."""
+
+    spec: FastSpec = Field(default_factory=FastSpec)
+
+
+@pytest.fixture
+async def parts_env() -> AsyncIterator[Environment]:
+    async with Environment(crds=[crd_for(Part), crd_for(GizmoSchema)]) as environment:
+        yield environment
+
+
+class Answers:
+    """A predicate passing every event, recording the field predicates' answers to it."""
+
+    def __init__(self, *predicates: Predicate) -> None:
+        self.predicates = predicates
+        self.events: list[tuple[Event[Any], list[bool]]] = []
+
+    def _record(self, event: Event[Any], answers: list[bool]) -> bool:
+        self.events.append((event, answers))
+        return True
+
+    def create(self, event: CreateEvent[Any]) -> bool:
+        return self._record(event, [p.create(event) for p in self.predicates])
+
+    def update(self, event: UpdateEvent[Any]) -> bool:
+        return self._record(event, [p.update(event) for p in self.predicates])
+
+    def delete(self, event: DeleteEvent[Any]) -> bool:
+        return self._record(event, [p.delete(event) for p in self.predicates])
+
+    def generic(self, event: GenericEvent[Any]) -> bool:
+        return self._record(event, [p.generic(event) for p in self.predicates])
+
+    def typed(self, event: Event[Any]) -> list[bool]:
+        """The answers to the same event built from typed objects (decodes it)."""
+        match event:
+            case CreateEvent():
+                return [p.create(CreateEvent(event.object)) for p in self.predicates]
+            case UpdateEvent():
+                typed = UpdateEvent(event.object_old, event.object_new)
+                return [p.update(typed) for p in self.predicates]
+            case DeleteEvent():
+                return [p.delete(DeleteEvent(event.object)) for p in self.predicates]
+        raise AssertionError(f"unexpected {event!r}")
+
+    async def wait(self, count: int) -> None:
+        """Wait until ``count`` events were seen."""
+
+        async def seen() -> bool:
+            return len(self.events) >= count
+
+        await eventually(seen)
+
+
+def _unstructured(kind: str, name: str, **spec: Any) -> Unstructured:
+    """An object as unstructured JSON: the test's own writes never build a typed one."""
+    return Unstructured(
+        {
+            "apiVersion": "test.pyctrl.dev/v1",
+            "kind": kind,
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": spec,
+        }
+    )
+
+
+class Nothing:
+    """A reconciler that reads nothing."""
+
+    async def reconcile(self, request: Request) -> Result:
+        return Result()
+
+
+async def test_field_predicates_read_cache_events_undecoded_with_the_typed_answers(
+    parts_env: Environment,
+) -> None:
+    """Field predicates on a watch's events decode none, and answer as on typed events."""
+    manager = Manager(parts_env.config, options())
+    answers = Answers(
+        FieldEquals("spec.size", 5),
+        FieldEquals("metadata.name", "p1"),
+        FieldChanged("spec.size"),
+        FieldChanged("metadata.labels", "spec.image"),
+        FieldMatches("metadata.labels.tier", r"web|api"),
+        FieldMatches("spec.ports.0", lambda port: port is not None and port > 8000),
+    )
+    controller_managed_by(manager).for_(Part, answers).complete(Nothing())
+    DECODED.clear()
+    async with running(manager):
+        client = manager.client
+        p1 = await client.create(_unstructured("Part", "p1", size=1, image="a:1"))
+        p2 = await client.create(_unstructured("Part", "p2", size=5, ports=[8080]))
+        await client.patch(p1, MergePatch({"spec": {"size": 5}}))
+        await client.patch(p1, MergePatch({"metadata": {"labels": {"tier": "web"}}}))
+        await client.patch(p2, MergePatch({"spec": {"image": "b:2", "ports": [80]}}))
+        await client.delete(p2)
+        await answers.wait(6)
+    assert DECODED == [], "no event was decoded for the field predicates"
+    kinds = [type(event).__name__ for event, _ in answers.events]
+    assert kinds == ["CreateEvent"] * 2 + ["UpdateEvent"] * 3 + ["DeleteEvent"]
+    y, n = True, False
+    assert [got for _, got in answers.events] == [
+        [n, y, y, y, n, n],  # p1 created: size 1, image a:1
+        [y, n, y, y, n, y],  # p2 created: size 5, port 8080
+        [y, y, y, n, n, n],  # p1's size 1 -> 5
+        [y, y, n, y, y, n],  # p1 labelled tier=web
+        [y, n, n, y, n, n],  # p2's image and port changed
+        [y, n, y, y, n, n],  # p2 deleted
+    ]
+    for event, got in answers.events:
+        assert got == answers.typed(event), event
+
+
+async def test_a_field_the_model_defaults_or_a_model_valued_field_is_read_decoded(
+    parts_env: Environment,
+) -> None:
+    """Where the JSON cannot tell what the typed object would, the object is decoded."""
+    manager = Manager(parts_env.config, options())
+    defaulted = Answers(FieldEquals("spec.mode", "fast"))
+    modelled = Answers(FieldEquals("spec", {"size": 5}))
+    controller_managed_by(manager).for_(Gizmo, defaulted).complete(Nothing())
+    controller_managed_by(manager).named("parts").for_(Part, modelled).complete(Nothing())
+    DECODED.clear()
+    async with running(manager):
+        client = manager.client
+        await client.create(_unstructured("Gizmo", "g1"))  # the JSON has no mode
+        await client.create(_unstructured("Gizmo", "g2", mode="slow"))
+        await defaulted.wait(2)
+        assert DECODED == ["g1"], "only the event whose JSON lacks the field was decoded"
+        await client.create(_unstructured("Part", "p1", size=5))
+        await client.create(_unstructured("Part", "p2", size=6))
+        await modelled.wait(2)
+    assert DECODED == ["g1", "p1", "p2"]
+    assert [got for _, got in defaulted.events] == [[True], [False]]
+    assert [got for _, got in modelled.events] == [[True], [False]]
+    for answers in (defaulted, modelled):
+        for event, got in answers.events:
+            assert got == answers.typed(event), event

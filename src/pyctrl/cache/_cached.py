@@ -4,7 +4,8 @@ A `CachedObject` is one stored entry (the object's JSON encoding and the fields 
 filter on) with its key: what an informer gives a `CachedEventHandler`. Nothing is
 decoded until asked for: ``namespace``, ``name`` and ``resource_version`` come from the
 store for free; `CachedObject.meta` reads the metadata from the JSON (no typed model is
-built); `CachedObject.object` builds the typed object once, on first use. A controller's
+built), `CachedObject.raw` the whole JSON; `CachedObject.object` builds the typed object
+once, on first use. A controller's
 watch whose predicates and handler only look at metadata (the default ``for_`` watch)
 so never builds the typed object of an event: its reconcile reads a fresh one anyway.
 """
@@ -43,7 +44,7 @@ class CachedObject(Generic[T_co]):
         decode_as: Builds an object of a type from an entry (the informer's).
     """
 
-    __slots__ = ("_decode_as", "_entry", "_key", "_metadata", "_object", "_type")
+    __slots__ = ("_decode_as", "_entry", "_key", "_metadata", "_object", "_raw", "_type")
 
     def __init__(
         self,
@@ -55,6 +56,7 @@ class CachedObject(Generic[T_co]):
         self._key, self._entry, self._type, self._decode_as = key, entry, type_, decode_as
         self._object: T_co = _UNSET
         self._metadata: dict[str, Any] | None = None
+        self._raw: dict[str, Any] | None = None
 
     @property
     def namespace(self) -> str:
@@ -70,6 +72,11 @@ class CachedObject(Generic[T_co]):
     def resource_version(self) -> str:
         """``metadata.resourceVersion``, without decoding."""
         return self._entry.resource_version
+
+    @property
+    def type(self) -> type[T_co]:
+        """The type `object` decodes into (the handler's)."""
+        return self._type
 
     @property
     def decoded(self) -> bool:
@@ -88,7 +95,19 @@ class CachedObject(Generic[T_co]):
         """``metadata`` as decoded JSON (read once; no typed model is built)."""
         found = self._metadata
         if found is None:
-            found = self._metadata = orjson.loads(self._entry.data).get("metadata") or {}
+            raw = self._raw if self._raw is not None else orjson.loads(self._entry.data)
+            found = self._metadata = raw.get("metadata") or {}
+        return found
+
+    def raw(self) -> dict[str, Any]:
+        """The whole object as decoded JSON, as the cache holds it (no typed model is built).
+
+        Read once, and shared by every caller of this `CachedObject`: read it, do not
+        change it.
+        """
+        found = self._raw
+        if found is None:
+            found = self._raw = orjson.loads(self._entry.data)
         return found
 
     def meta(self) -> ObjectAccessor:

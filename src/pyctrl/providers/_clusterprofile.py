@@ -11,6 +11,7 @@ from pyctrl.resource import Unstructured
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from pyctrl.cache import CachedObject
     from pyctrl.cluster import Aware, Cluster
 
 __all__ = ["CLUSTER_PROFILE", "ClusterProfileProvider"]
@@ -83,31 +84,21 @@ class ClusterProfileProvider(Engaging):
             }
         return None
 
-    def _name(self, profile: Unstructured) -> str | None:
-        namespace, name = profile.namespace, profile.name
+    def _name(self, namespace: str, name: str) -> str | None:
         if self.namespace is not None and namespace != self.namespace:
             return None
         return f"{namespace}/{name}"
 
-    async def add(self, obj: Unstructured, is_in_initial_list: bool) -> None:
-        """A profile appeared."""
-        await self._seen(obj)
+    async def _gone(self, namespace: str, name: str) -> None:
+        cluster = self._name(namespace, name)
+        if cluster is not None:
+            await self._drop(cluster)
 
-    async def update(self, old: Unstructured, new: Unstructured) -> None:
-        """A profile changed."""
-        await self._seen(new)
-
-    async def delete(self, obj: Unstructured, delete_state_unknown: bool) -> None:
-        """A profile is gone: disengage its cluster."""
-        name = self._name(obj)
-        if name is not None:
-            await self._drop(name)
-
-    async def _seen(self, profile: Unstructured) -> None:
-        name = self._name(profile)
+    async def _seen(self, obj: CachedObject[Unstructured]) -> None:
+        name = self._name(obj.namespace, obj.name)
         if name is None:
-            return
-        kubeconfig = self.kubeconfig(profile)
+            return  # decoded only for a profile of the namespace followed
+        kubeconfig = self.kubeconfig(obj.object)
         if kubeconfig is None:
             await self._drop(name)
             return

@@ -14,7 +14,7 @@ from pyctrl.log import get_logger
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from pyctrl.cache import Informer
+    from pyctrl.cache import CachedObject, Informer
     from pyctrl.cluster import Aware
 
 __all__ = ["Engaging"]
@@ -23,7 +23,11 @@ _log = get_logger("pyctrl.providers")
 
 
 class Engaging:
-    """Engages a cluster per object of the local cluster, again when its kubeconfig changes."""
+    """Engages a cluster per object of the local cluster, again when its kubeconfig changes.
+
+    It is its informer's `pyctrl.cache.CachedEventHandler`: an object is decoded only
+    when `_seen` uses it, never for a delete or an object the provider passes over.
+    """
 
     def __init__(self) -> None:
         self._engaged: dict[str, str] = {}  # cluster name -> digest of its kubeconfig
@@ -33,11 +37,31 @@ class Engaging:
     async def _follow(self, aware: Aware, local: Cluster, informer: Informer[Any]) -> None:
         """Receive ``informer``'s events (as its handler) until cancelled."""
         self._aware, self._local = aware, local
-        registration = informer.add_event_handler(self)  # type: ignore[arg-type]
+        registration = informer.add_cached_event_handler(self)
         try:
             await asyncio.Event().wait()
         finally:
             registration.remove()
+
+    async def add(self, obj: CachedObject[Any], is_in_initial_list: bool) -> None:
+        """An object appeared."""
+        await self._seen(obj)
+
+    async def update(self, old: CachedObject[Any], new: CachedObject[Any]) -> None:
+        """An object changed."""
+        await self._seen(new)
+
+    async def delete(self, obj: CachedObject[Any], delete_state_unknown: bool) -> None:
+        """An object is gone: disengage its cluster."""
+        await self._gone(obj.namespace, obj.name)
+
+    async def _seen(self, obj: CachedObject[Any]) -> None:
+        """Engage, re-engage or disengage the cluster of a new or changed object."""
+        raise NotImplementedError
+
+    async def _gone(self, namespace: str, name: str) -> None:
+        """Disengage the cluster of a deleted object."""
+        raise NotImplementedError
 
     async def _engage(self, name: str, kubeconfig: bytes | Mapping[str, Any], origin: str) -> None:
         """Engage ``name`` with ``kubeconfig`` unless it is engaged with that one already."""

@@ -11,6 +11,7 @@ from pyctrl.log import get_logger
 from pyctrl.providers._engaging import Engaging
 
 if TYPE_CHECKING:
+    from pyctrl.cache import CachedObject
     from pyctrl.cluster import Aware, Cluster
 
 __all__ = ["KUBECONFIG_KEY", "KUBECONFIG_LABEL", "KubeconfigSecretProvider"]
@@ -50,31 +51,23 @@ class KubeconfigSecretProvider(Engaging):
         """Follow the Secrets through the local cache until cancelled."""
         await self._follow(aware, local, local.cache.get_informer(V1Secret))
 
-    def _kubeconfig(self, secret: Any) -> bytes | None:
-        meta = secret.metadata
+    def _kubeconfig(self, cached: CachedObject[Any]) -> bytes | None:
+        """The Secret's kubeconfig; None for a Secret not followed (read undecoded)."""
+        meta = cached.meta()
         if meta.namespace != self.namespace or (meta.labels or {}).get(self.label) != "true":
             return None
-        value = (secret.data or {}).get(self.key)
+        value = (cached.object.data or {}).get(self.key)
         return base64.b64decode(value) if value else b""
 
-    async def add(self, obj: Any, is_in_initial_list: bool) -> None:
-        """A Secret appeared."""
-        await self._seen(obj)
+    async def _gone(self, namespace: str, name: str) -> None:
+        if namespace == self.namespace:
+            await self._drop(name)
 
-    async def update(self, old: Any, new: Any) -> None:
-        """A Secret changed."""
-        await self._seen(new)
-
-    async def delete(self, obj: Any, delete_state_unknown: bool) -> None:
-        """A Secret is gone: disengage its cluster."""
-        if obj.metadata.namespace == self.namespace:
-            await self._drop(obj.metadata.name)
-
-    async def _seen(self, secret: Any) -> None:
-        name = secret.metadata.name
-        kubeconfig = self._kubeconfig(secret)
+    async def _seen(self, obj: CachedObject[Any]) -> None:
+        name = obj.name
+        kubeconfig = self._kubeconfig(obj)
         if kubeconfig is None:
-            if secret.metadata.namespace == self.namespace:
+            if obj.namespace == self.namespace:
                 await self._drop(name)  # the label went away
             return
         if not kubeconfig:
