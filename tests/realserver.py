@@ -46,6 +46,8 @@ SERVER_PACKAGE = "golang-k8s-apiextensions-apiserver-dev"
 """Debian's package of apiextensions-apiserver's Go sources."""
 ETCD_PACKAGE = "etcd-server"
 SUITE = "http://deb.debian.org/debian sid main"
+FETCH_RETRIES = 3
+"""How often apt retries a download that failed (with growing pauses between)."""
 BINARIES = ("etcd", "kube-apiextensions")
 # Exit code of --cached when nothing was built yet.
 NOT_CACHED = 3
@@ -109,7 +111,11 @@ class _Apt:
 
     def update(self) -> None:
         """Fetch the package lists; any list that cannot be fetched is an error."""
-        self.run("apt-get", "update", "-q", "-o", "APT::Update::Error-Mode=any", fetches=True)
+        self.run(
+            *("apt-get", "update", "-q", "-o", "APT::Update::Error-Mode=any"),
+            *("-o", f"Acquire::Retries={FETCH_RETRIES}"),
+            fetches=True,
+        )
 
     def version(self, package: str) -> str:
         for line in self.run("apt-cache", "policy", package).splitlines():

@@ -22,6 +22,8 @@ def _unreachable_mirror(monkeypatch: pytest.MonkeyPatch) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setattr(realserver, "SUITE", f"http://127.0.0.1:{port}/debian sid main")
+    # Nothing will ever listen there: retrying (with apt's pauses) only slows the test.
+    monkeypatch.setattr(realserver, "FETCH_RETRIES", 0)
 
 
 def test_a_mirror_that_cannot_be_reached_exits_unavailable(

@@ -142,3 +142,14 @@ def one_line_error(result: Result) -> str:
     assert lines[0].startswith("error: ")
     assert "Traceback" not in result.output
     return lines[0]
+
+
+@pytest.fixture(scope="session")
+def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for the scaffolded projects' type checks.
+
+    The projects differ, but most of what mypy reads (pyctrl, its dependencies, the
+    standard library) is the same files: a warm cache skips them. mypy checks each cached
+    module against its source, so a project's own modules are checked anew.
+    """
+    return tmp_path_factory.mktemp("mypy-cache")

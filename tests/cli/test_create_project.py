@@ -199,9 +199,9 @@ def test_the_grown_project_passes_its_own_tests(project: Path) -> None:
     assert "10 passed" in done.stdout
 
 
-def test_the_grown_project_passes_mypy_strict(project: Path, tmp_path: Path) -> None:
+def test_the_grown_project_passes_mypy_strict(project: Path, mypy_cache: Path) -> None:
     """Every scaffolded module and test type-checks under the project's mypy --strict."""
-    done = _run(project, "mypy", "--cache-dir", str(tmp_path / "mypy"), PACKAGE, "tests")
+    done = _run(project, "mypy", "--cache-dir", str(mypy_cache), PACKAGE, "tests")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("Success: no issues found")
 

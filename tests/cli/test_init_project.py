@@ -107,9 +107,9 @@ def test_scaffolded_project_passes_its_own_tests(project: Path) -> None:
     assert "3 passed" in done.stdout
 
 
-def test_scaffolded_project_passes_mypy_strict(project: Path, tmp_path: Path) -> None:
+def test_scaffolded_project_passes_mypy_strict(project: Path, mypy_cache: Path) -> None:
     """The generated package and tests type-check under the project's mypy --strict config."""
-    done = _run(project, "mypy", "--cache-dir", str(tmp_path / "mypy"), PACKAGE, "tests")
+    done = _run(project, "mypy", "--cache-dir", str(mypy_cache), PACKAGE, "tests")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("Success: no issues found in 6 source files")
 
@@ -229,7 +229,7 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 
 def test_owned_deployment_status_reaches_the_scaffolded_reconciler(
-    project: Path, tmp_path: Path
+    project: Path, tmp_path: Path, mypy_cache: Path
 ) -> None:
     """With `.owns(V1Deployment)` added as the docs say, the Deployment's status is seen.
 
@@ -255,5 +255,5 @@ def test_owned_deployment_status_reaches_the_scaffolded_reconciler(
     done = _run(copy, "pytest", "-p", "no:cacheprovider", "-q", "tests/test_owned.py")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
-    done = _run(copy, "mypy", "--cache-dir", str(tmp_path / "mypy"), PACKAGE, "tests")
+    done = _run(copy, "mypy", "--cache-dir", str(mypy_cache), PACKAGE, "tests")
     assert done.returncode == 0, done.stdout + done.stderr
