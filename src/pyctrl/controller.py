@@ -50,7 +50,6 @@ import contextvars
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from prometheus_client import Counter
@@ -69,6 +68,7 @@ from pyctrl.log import bound_context, get_logger, reconcile_triggers
 from pyctrl.reconcile import Reconciler, Request, Result, SyncReconciler
 from pyctrl.source import Source, SyncingSource
 from pyctrl.workqueue import RateLimiter, ShutDownError, Trigger, TriggerKind, Triggers, WorkQueue
+from pyctrl.workqueue._queue import check_delay
 from pyctrl.workqueue._triggers import EMPTY
 
 __all__ = [
@@ -126,6 +126,7 @@ def triggers() -> Triggers:
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
+    from datetime import timedelta
 
     from pyctrl._fence import LeaseFence
     from pyctrl.handler import RateLimitingQueue
@@ -653,8 +654,8 @@ class _Debounced:
         trigger: Trigger | None = None,
     ) -> None:
         """Queue ``item`` after ``delay``, and no sooner than the debounce time."""
-        seconds = delay.total_seconds() if isinstance(delay, timedelta) else delay
-        self._queue.add_after(item, max(seconds, self._seconds), priority=priority, trigger=trigger)
+        seconds = max(check_delay(delay), self._seconds)
+        self._queue.add_after(item, seconds, priority=priority, trigger=trigger)
 
     def add_rate_limited(
         self, item: Request, *, priority: int = 0, trigger: Trigger | None = None

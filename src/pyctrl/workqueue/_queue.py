@@ -90,7 +90,8 @@ def _check_priority(priority: int) -> int:
     return priority
 
 
-def _check_delay(delay: float | timedelta) -> float:
+def check_delay(delay: float | timedelta) -> float:
+    """``delay`` in seconds, or TypeError/ValueError naming what is wrong with it."""
     if isinstance(delay, timedelta):
         return delay.total_seconds()
     if not isinstance(delay, int | float) or isinstance(delay, bool):
@@ -216,7 +217,7 @@ class WorkQueue(Generic[K]):
             TypeError: ``delay`` is neither a number nor a `datetime.timedelta`.
             ValueError: ``delay`` is not finite.
         """
-        seconds = _check_delay(delay)
+        seconds = check_delay(delay)
         priority = _check_priority(priority)
         if self._shutting_down:
             return

@@ -125,9 +125,8 @@ def go_restful_route(request: web.Request, verb_name: str) -> None:
         patch_type = PATCH_TYPES.get((request.content_type or "").lower())
         if patch_type is None or patch_type == "apply-cbor":
             raise StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type")
-    streams = verb_name in ("list", "watch")
-    if not _acceptable(request.headers.get("Accept") or "*/*", streams=streams):
-        produces = _MEDIA_TYPES + (_STREAM_MEDIA_TYPES if streams else ())
+    produces = _MEDIA_TYPES + (_STREAM_MEDIA_TYPES if verb_name in ("list", "watch") else ())
+    if not _acceptable(request.headers.get("Accept") or "*/*", produces):
         raise StatusError(
             406,
             "NotAcceptable",
@@ -136,9 +135,8 @@ def go_restful_route(request: web.Request, verb_name: str) -> None:
 
 
 @functools.lru_cache(maxsize=256)
-def _acceptable(accept: str, *, streams: bool) -> bool:
-    """Whether a route producing the media types (and the stream types) serves ``accept``."""
-    produces = _MEDIA_TYPES + (_STREAM_MEDIA_TYPES if streams else ())
+def _acceptable(accept: str, produces: tuple[str, ...]) -> bool:
+    """Whether a route producing the media types ``produces`` serves ``accept``."""
     for item in accept.split(","):
         media = item.split(";", 1)[0].strip()
         if media == "*/*" or media in produces:

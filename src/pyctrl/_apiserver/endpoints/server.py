@@ -100,7 +100,7 @@ class APIServer:
         ignored, as a server before Kubernetes 1.36 (or with the gate off) does."""
         self.registry = Registry(builtin_types())
         self.router = Router(self.registry)
-        """Request paths to served resources (`endpoints.installer.Router`)."""
+        """Request paths to served resources (`endpoints.request.Router`)."""
         self.store = Store(history_size)
         self.hub = WatchHub()
         self.store.add_listener(self.hub.dispatch)

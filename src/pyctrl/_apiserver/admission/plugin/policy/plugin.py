@@ -33,7 +33,7 @@ from pyctrl._apiserver.admission.plugin.policy.validating import (
     validation_failure_annotation,
 )
 from pyctrl._apiserver.admission.plugin.webhook.client import warning_header
-from pyctrl._apiserver.admission.plugin.webhook.config import EXEMPT_KINDS
+from pyctrl._apiserver.admission.plugin.webhook.config import is_exempt
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,9 +107,7 @@ class PolicyPlugin:
 
     def handles(self, rt: ResourceType, *, mutating: bool) -> bool:
         """Whether a binding of the kind's policies is stored and ``rt`` is not exempt."""
-        if rt.group == _GROUP and rt.kind in EXEMPT_KINDS:
-            return False
-        return self.host.store.has_any(MAPB if mutating else VAPB)
+        return not is_exempt(rt) and self.host.store.has_any(MAPB if mutating else VAPB)
 
     def _pairs(self, policies: _Parsed, bindings: _Parsed) -> list[tuple[Any, list[Binding]]]:
         by_policy: dict[str, list[Binding]] = {}

@@ -34,6 +34,7 @@ __all__ = [
     "Attributes",
     "Hook",
     "Invocation",
+    "is_exempt",
     "is_namespace_resource",
     "matches_any",
     "namespace_selector_matches",
@@ -59,6 +60,13 @@ EXEMPT_KINDS = frozenset(
         "MutatingAdmissionPolicyBinding",
     }
 )
+
+
+def is_exempt(rt: ResourceType) -> bool:
+    """``IsExemptAdmissionConfigurationResource``: no webhook nor policy sees ``rt``."""
+    return rt.group == "admissionregistration.k8s.io" and rt.kind in EXEMPT_KINDS
+
+
 # --- webhook configurations -------------------------------------------------------------------
 
 

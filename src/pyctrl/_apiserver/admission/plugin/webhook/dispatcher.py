@@ -28,13 +28,13 @@ from pyctrl._apiserver.admission.plugin.webhook.client import (
     warning_header,
 )
 from pyctrl._apiserver.admission.plugin.webhook.config import (
-    EXEMPT_KINDS,
     MUTATING,
     VALIDATING,
     Answer,
     Attributes,
     Hook,
     Invocation,
+    is_exempt,
     is_namespace_resource,
     namespace_selector_matches,
     object_selector_matches,
@@ -118,9 +118,7 @@ class WebhookDispatcher:
 
     def handles(self, rt: ResourceType, *, mutating: bool) -> bool:
         """Whether a webhook configuration of the kind is stored and ``rt`` is not exempt."""
-        if rt.group == "admissionregistration.k8s.io" and rt.kind in EXEMPT_KINDS:
-            return False
-        return self.server.store.has_any(MUTATING if mutating else VALIDATING)
+        return not is_exempt(rt) and self.server.store.has_any(MUTATING if mutating else VALIDATING)
 
     def _attributes(self, request: AdmissionRequest) -> Attributes:
         namespace = request.namespace
