@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import sys
 import textwrap
@@ -77,6 +78,9 @@ class Workspace:
         path.parent.mkdir(parents=True, exist_ok=True)
         text = textwrap.dedent(source)
         path.write_text(text.format(**fields) if fields else text)
+        # A module rewritten within the same second at the same size would look unchanged
+        # to the bytecode cache (mtime in seconds, and size): drop its compiled form.
+        Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
         return path
 
     def operator_module(self, name: str = "gadgets", group: str = "gadgets.example.com") -> Path:
